@@ -1,0 +1,90 @@
+# cuzk - one Makefile.
+#   make            bin/cuzk (with the CUDA backend when nvcc is found; NO_CUDA=1 to skip)
+#   make test       unit tests (every src/**/*_test.c) then the end-to-end suites in tests/
+#   make test-gpu   GPU-vs-CPU kernel checks and GPU proofs (says SKIPPED without a GPU)
+#   make asan       everything rebuilt with ASan+UBSan into build-asan/, then the tests
+#   make bench      CPU benchmark against snarkjs (bench/cpu.sh)
+#   make dev        the standalone kernel labs in dev/cuda
+
+BUILD   ?= build
+CC      ?= cc
+OPT     ?= -O3 -march=native
+SAN     ?=
+CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -pthread -g $(OPT) $(SAN) $(EXTRA_CFLAGS)
+LDLIBS  := -lmicrohttpd -ljansson -lsqlite3 -lm -pthread
+
+NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
+ifeq ($(NO_CUDA),1)
+NVCC    :=
+endif
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NVFLAGS := -std=c++17 -O3 -Isrc -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
+           -Xcompiler -Wall,-Wno-unused-function -lineinfo $(EXTRA_NVFLAGS)
+
+SRC_C    := $(shell find src -name '*.c' ! -name '*_test.c' ! -path 'src/cli/main.c' | sort)
+TEST_C   := $(shell find src -name '*_test.c' | sort)
+ifneq ($(NVCC),)
+SRC_CU   := $(shell find src -name '*.cu' | sort)
+SRC_C    := $(filter-out %_nocuda.c,$(SRC_C))
+CFLAGS   += -DCUZK_HAVE_CUDA=1
+LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt -lstdc++
+else
+SRC_CU   :=
+endif
+
+OBJ      := $(SRC_C:%.c=$(BUILD)/obj/%.o) $(SRC_CU:%.cu=$(BUILD)/obj/%.cu.o)
+TESTS    := $(TEST_C:src/%.c=$(BUILD)/test/%)
+LIB      := $(BUILD)/libcuzk.a
+BIN      := bin/cuzk
+ifneq ($(BUILD),build)
+BIN      := $(BUILD)/bin/cuzk
+endif
+
+.PHONY: all test unit e2e test-gpu asan bench dev clean
+all: $(BIN)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+
+$(LIB): $(OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/test/%: src/%.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Wno-unused-function -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
+
+unit: $(TESTS)
+	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+
+e2e: $(BIN)
+	@CUZK=$(abspath $(BIN)) tests/run.sh
+
+test: unit e2e
+
+test-gpu: $(BIN) $(TESTS)
+	@CUZK=$(abspath $(BIN)) tests/gpu.sh
+
+asan:
+	$(MAKE) BUILD=build-asan OPT="-O1 -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" NO_CUDA=1 test
+
+bench: $(BIN)
+	CUZK=$(abspath $(BIN)) bench/cpu.sh
+
+dev:
+	$(MAKE) -C dev/cuda
+
+clean:
+	rm -rf build build-asan bin
+
+-include $(OBJ:.o=.d) $(TESTS:=.d)

@@ -1,0 +1,69 @@
+/* backend.h - the compute backend interface the Groth16 prover runs on.
+ *
+ * DESIGN. The prover (prover.h) is one procedure of named steps: evaluate a/b/c,
+ * compute h (NTTs), five MSMs, assemble. The steps that cost time go through this
+ * table, so the CPU backend and the CUDA backend share the procedure and differ only
+ * in where the arithmetic runs. A backend instance is bound to one curve. A proving
+ * key is attached once (key_attach) and the backend may keep whatever it likes
+ * resident for it (the CUDA backend uploads the bases once). All buffers named here
+ * are host memory owned by the caller (the daemon carves them out of a pinned pool).
+ *
+ * Element layouts (host, little-endian 64-bit limbs):
+ *   Fr   4 limbs; "mont" = Montgomery form (R = 2^256), "std" = standard form.
+ *   G1 Jacobian  X|Y|Z, each Fq in Montgomery form (R = 2^(64*FQ_LIMBS)), Z = 0 is infinity.
+ *   G2 Jacobian  X.c0|X.c1|Y.c0|Y.c1|Z.c0|Z.c1.
+ *   Affine bases are exactly as stored in the zkey (Montgomery LE, all-zero = infinity).
+ */
+#ifndef CUZK_GROTH16_BACKEND_H
+#define CUZK_GROTH16_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "curves/curve.h"
+#include "groth16/formats.h"
+#include "util/err.h"
+
+#define G1_JAC_LIMBS_MAX 18 /* 3 x 6 limbs (BLS12-381) */
+#define G2_JAC_LIMBS_MAX 36 /* 6 x 6 limbs */
+
+/* One partition's host buffers. The caller allocates them (groth16_ws_size tells how
+ * much) and owns them; backends read and write them in place. */
+typedef struct groth16_ws {
+    const uint8_t *wtns;  /* n_vars x 32 bytes, std form LE (the .wtns payload) */
+    uint64_t *a, *b, *c;  /* domain_size Fr each. After eval_abc: evaluations (mont).
+                             After compute_h: a holds h (std form), b, c are scratch. */
+    uint64_t msm[ZKEY_BASES][G2_JAC_LIMBS_MAX]; /* MSM results, Jacobian mont; G1 sets use
+                                                   the first 3*FQ_LIMBS limbs */
+} groth16_ws;
+
+typedef struct cuzk_backend cuzk_backend;
+struct cuzk_backend {
+    const char *name;     /* "cpu", "gpu" */
+    cuzk_curve_id curve;
+    int device;           /* GPU ordinal, -1 for the CPU */
+    void *impl;           /* backend private state */
+
+    /* Prepares a key for proving (GPU: uploads bases, reports progress). *ks is opaque. */
+    cuzk_err (*key_attach)(cuzk_backend *be, const zkey_file *z, void **ks, char *err);
+    void (*key_detach)(cuzk_backend *be, void *ks);
+    /* ws->a, b, c <- evaluations of the A, B, C=A*B polynomials on the domain (mont) */
+    cuzk_err (*eval_abc)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+    /* ws->a <- h (std form) by the odd-coset procedure (FORMATS.md 4, steps 2-3) */
+    cuzk_err (*compute_h)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+    /* ws->msm[set] <- sum_i scalar_i * base_i for all five sets (A, B1, B2, C, H):
+       witness scalars for A/B1/B2, witness[n_public+1..] for C, h for H. */
+    cuzk_err (*msm_all)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+    void (*destroy)(cuzk_backend *be);
+};
+
+/* CPU backend: threads <= 0 means all online CPUs. */
+cuzk_backend *cpu_backend_create(cuzk_curve_id curve, int threads, char *err);
+
+/* CUDA backend: NULL with CUZK_ENODEV-style message when no GPU is usable or the
+ * build has no CUDA. device is the CUDA ordinal. */
+cuzk_backend *gpu_backend_create(cuzk_curve_id curve, int device, char *err);
+/* number of usable CUDA devices (0 when none or built without CUDA) */
+int gpu_device_count(void);
+
+#endif

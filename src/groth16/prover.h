@@ -1,0 +1,54 @@
+/* prover.h - Groth16 proving and verification, curve-agnostic entry points.
+ *
+ * The procedure is snarkjs's (docs/FORMATS.md section 4), in named steps so the
+ * daemon can run them in different pipeline stages:
+ *   groth16_step_abc      a/b/c evaluations from section 4 and the witness   (backend)
+ *   groth16_step_h        h by iNTT, odd-coset shift, NTT, a*b-c            (backend)
+ *   groth16_step_msm      the five MSMs                                      (backend)
+ *   groth16_step_assemble piA, piB, piC from the MSMs and blinding r, s     (host)
+ */
+#ifndef CUZK_GROTH16_PROVER_H
+#define CUZK_GROTH16_PROVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "groth16/backend.h"
+#include "groth16/formats.h"
+#include "groth16/proof.h"
+#include "util/err.h"
+
+/* host bytes one partition needs for its groth16_ws buffers (a, b, c) */
+size_t groth16_ws_size(const zkey_file *z);
+/* carves a, b, c out of mem (groth16_ws_size bytes, 64-byte aligned) */
+void groth16_ws_init(groth16_ws *ws, const zkey_file *z, void *mem, const uint8_t *wtns);
+
+/* Blinding: 32-byte std-form scalars. NULL rs means fresh from the OS CSPRNG. */
+typedef struct groth16_rs { uint8_t r[32], s[32]; } groth16_rs;
+/* Parses CUZK_TEST_RS="r_decimal,s_decimal" (documented for reproducible tests).
+ * Returns 1 and fills rs if the variable is set and valid, 0 if unset, -1 if malformed. */
+int groth16_rs_from_env(groth16_rs *rs, const cuzk_curve_info *c, char *err);
+cuzk_err groth16_rs_random(groth16_rs *rs, const cuzk_curve_info *c, char *err);
+
+cuzk_err groth16_step_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+cuzk_err groth16_step_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+cuzk_err groth16_step_msm(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+cuzk_err groth16_step_assemble(cuzk_proof *out, const zkey_file *z, const groth16_ws *ws,
+                               const groth16_rs *rs, char *err);
+
+/* All steps; allocates and frees its own workspace. */
+cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
+                       const wtns_file *w, const groth16_rs *rs, char *err);
+
+/* public signals of a witness: values[1..n_public] */
+cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err);
+
+/* Pairing check. CUZK_OK if valid, CUZK_EVERIFY (with the reason) if not, other codes for
+ * malformed points (not on curve, not in subgroup) or size mismatches. */
+cuzk_err groth16_verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof, char *err);
+
+/* Verification key of a zkey (for export-vk and the self-check). alphabeta (optional,
+ * 12*fq_bytes std) receives e(alpha1, beta2) for vk_alphabeta_12. */
+cuzk_err groth16_vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);
+
+#endif
