@@ -30,7 +30,8 @@
 /* One partition's host buffers. The caller allocates them (groth16_ws_size tells how
  * much) and owns them; backends read and write them in place. */
 typedef struct groth16_ws {
-    const uint8_t *wtns;  /* n_vars x 32 bytes, std form LE (the .wtns payload) */
+    const uint8_t *wtns;  /* n_vars x 32 bytes, std form LE, 8-byte aligned (a copy of the
+                             .wtns payload, which is only 4-byte aligned in the file) */
     uint64_t *a, *b, *c;  /* domain_size Fr each. After eval_abc: evaluations (mont).
                              After compute_h: a holds h (std form), b, c are scratch. */
     uint64_t msm[ZKEY_BASES][G2_JAC_LIMBS_MAX]; /* MSM results, Jacobian mont; G1 sets use

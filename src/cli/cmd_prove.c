@@ -1,0 +1,265 @@
+/* cmd_prove.c - the one-shot commands: prove, verify, zkey export-vk; and the mapping of
+ * error codes to exit codes (cli.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/cli.h"
+#include "groth16/backend.h"
+#include "groth16/formats.h"
+#include "groth16/proof.h"
+#include "groth16/prover.h"
+
+int cli_exit_code(cuzk_err e)
+{
+    switch (e) {
+    case CUZK_OK: return 0;
+    case CUZK_EVERIFY: return EXIT_INVALID;
+    case CUZK_EINVAL: return EXIT_USAGE;
+    case CUZK_EIO:
+    case CUZK_EFORMAT:
+    case CUZK_ECURVE: return EXIT_INPUT;
+    case CUZK_ENOMEM:
+    case CUZK_ENODEV:
+    case CUZK_EDEVICE:
+    case CUZK_EBUDGET: return EXIT_RESOURCE;
+    case CUZK_ECANCELED:
+    case CUZK_ENOTFOUND:
+    case CUZK_ESTORE: return EXIT_SERVER;
+    case CUZK_ETIMEOUT: return EXIT_TIMEOUT;
+    case CUZK_EINTERNAL: return EXIT_INTERNAL;
+    }
+    return EXIT_INTERNAL;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static const char prove_help[] =
+    "usage: cuzk prove [options] circuit.zkey witness.wtns proof.json public.json\n"
+    "\n"
+    "Writes a Groth16 proof and its public signals in snarkjs's JSON format.\n"
+    "\n"
+    "options:\n"
+    "  --threads N            CPU threads (default: all online CPUs)\n"
+    "  --backend cpu|gpu|auto where the heavy arithmetic runs (default auto: the GPU when\n"
+    "                         one is usable, else the CPU)\n"
+    "  --device N             GPU ordinal for --backend gpu|auto (default 0)\n"
+    "  -v, --verbose          print the backend and the time of each step on stderr\n"
+    "\n"
+    "environment:\n"
+    "  CUZK_TEST_RS=r,s       fixed blinding scalars (decimal) for reproducible proofs;\n"
+    "                         for tests only: a proof with known r, s reveals the witness\n";
+
+/* Chooses and creates the backend named by `which` ("cpu", "gpu", "auto"). */
+static cuzk_backend *backend_open(const char *which, cuzk_curve_id curve, int threads, int device, char *err,
+                                  cuzk_err *code)
+{
+    *code = CUZK_OK;
+    if (!strcmp(which, "cpu"))
+        return cpu_backend_create(curve, threads, err);
+    if (!strcmp(which, "gpu")) {
+        cuzk_backend *be = gpu_backend_create(curve, device, err);
+        if (!be)
+            *code = CUZK_ENODEV;
+        return be;
+    }
+    if (!strcmp(which, "auto")) {
+        if (gpu_device_count() > 0) {
+            char gerr[CUZK_ERRLEN] = "";
+            cuzk_backend *be = gpu_backend_create(curve, device, gerr);
+            if (be)
+                return be;
+            fprintf(stderr, "cuzk: GPU not usable (%s); proving on the CPU\n", gerr);
+        }
+        return cpu_backend_create(curve, threads, err);
+    }
+    *code = cuzk_errf(err, CUZK_EINVAL, "unknown backend '%s' (expected cpu, gpu or auto)", which);
+    return NULL;
+}
+
+int cmd_prove(int argc, char **argv)
+{
+    const char *pos[4];
+    int npos = 0, threads = 0, device = 0, verbose = 0;
+    const char *backend = "auto";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(prove_help, stdout);
+            return 0;
+        } else if ((!strcmp(a, "--threads") || !strcmp(a, "-t")) && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1 || v > 4096) {
+                fprintf(stderr, "cuzk prove: --threads wants a number from 1 to 4096, got '%s'\n", argv[i]);
+                return EXIT_USAGE;
+            }
+            threads = (int)v;
+        } else if (!strcmp(a, "--backend") && i + 1 < argc) {
+            backend = argv[++i];
+        } else if (!strcmp(a, "--device") && i + 1 < argc) {
+            device = atoi(argv[++i]);
+        } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+            verbose = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "cuzk prove: unknown or incomplete option '%s'\n%s", a, prove_help);
+            return EXIT_USAGE;
+        } else if (npos < 4) {
+            pos[npos++] = a;
+        } else {
+            fprintf(stderr, "cuzk prove: too many arguments\n%s", prove_help);
+            return EXIT_USAGE;
+        }
+    }
+    if (npos != 4) {
+        fprintf(stderr, "cuzk prove: expected 4 file arguments, got %d\n%s", npos, prove_help);
+        return EXIT_USAGE;
+    }
+    char err[CUZK_ERRLEN] = "";
+    cuzk_err e = CUZK_OK;
+    zkey_file z;
+    wtns_file w;
+    int have_z = 0, have_w = 0;
+    cuzk_backend *be = NULL;
+    void *ks = NULL;
+    cuzk_public pub = {0};
+    double t0 = now_s();
+
+    if ((e = zkey_open(&z, pos[0], err)))
+        goto fail;
+    have_z = 1;
+    if ((e = wtns_open(&w, pos[1], err)))
+        goto fail;
+    have_w = 1;
+    if ((e = zkey_check_witness(&z, &w, err)))
+        goto fail;
+    be = backend_open(backend, z.curve->id, threads, device, err, &e);
+    if (!be) {
+        if (!e)
+            e = CUZK_ENOMEM;
+        goto fail;
+    }
+    double t1 = now_s();
+    if ((e = be->key_attach(be, &z, &ks, err)))
+        goto fail;
+    double t2 = now_s();
+    groth16_rs rs;
+    int fixed = groth16_rs_from_env(&rs, z.curve, err);
+    if (fixed < 0) {
+        e = CUZK_EINVAL;
+        goto fail;
+    }
+    cuzk_proof proof;
+    if ((e = groth16_prove(&proof, be, ks, &z, &w, fixed ? &rs : NULL, err)))
+        goto fail;
+    double t3 = now_s();
+    memset(&rs, 0, sizeof rs);
+    if ((e = groth16_public_from_wtns(&pub, &z, &w, err)) || (e = proof_write_json(&proof, pos[2], err)) ||
+        (e = public_write_json(&pub, pos[3], err)))
+        goto fail;
+    if (verbose)
+        fprintf(stderr,
+                "cuzk prove: %s, %u constraints domain 2^%u, backend %s: open %.3f s, key %.3f s, prove %.3f s\n",
+                z.curve->label, z.domain_size, z.log_domain, be->name, t1 - t0, t2 - t1, t3 - t2);
+fail:
+    if (e)
+        fprintf(stderr, "cuzk prove: %s\n", err[0] ? err : cuzk_strerror(e));
+    public_free(&pub);
+    if (ks)
+        be->key_detach(be, ks);
+    if (be)
+        be->destroy(be);
+    if (have_w)
+        wtns_close(&w);
+    if (have_z)
+        zkey_close(&z);
+    return cli_exit_code(e);
+}
+
+static const char verify_help[] =
+    "usage: cuzk verify vk.json public.json proof.json\n"
+    "\n"
+    "Checks a Groth16 proof (snarkjs JSON files, snarkjs's argument order).\n"
+    "Exit 0 and prints OK when valid; exit 1 and prints INVALID with the reason when not;\n"
+    "exit 3 when a file is missing or malformed.\n";
+
+int cmd_verify(int argc, char **argv)
+{
+    const char *pos[3];
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(verify_help, stdout);
+            return 0;
+        }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "cuzk verify: unknown option '%s'\n%s", argv[i], verify_help);
+            return EXIT_USAGE;
+        }
+        if (npos == 3) {
+            fprintf(stderr, "cuzk verify: too many arguments\n%s", verify_help);
+            return EXIT_USAGE;
+        }
+        pos[npos++] = argv[i];
+    }
+    if (npos != 3) {
+        fprintf(stderr, "cuzk verify: expected 3 file arguments, got %d\n%s", npos, verify_help);
+        return EXIT_USAGE;
+    }
+    char err[CUZK_ERRLEN] = "";
+    cuzk_vk vk = {0};
+    cuzk_public pub = {0};
+    cuzk_proof proof;
+    cuzk_err e;
+    if ((e = vk_read_json(&vk, pos[0], err)) || (e = public_read_json(&pub, vk.curve, pos[1], err)) ||
+        (e = proof_read_json(&proof, vk.curve, pos[2], err)))
+        goto out;
+    e = groth16_verify(&vk, &pub, &proof, err);
+out:
+    if (e == CUZK_OK)
+        printf("OK\n");
+    else if (e == CUZK_EVERIFY)
+        printf("INVALID: %s\n", err);
+    else
+        fprintf(stderr, "cuzk verify: %s\n", err[0] ? err : cuzk_strerror(e));
+    vk_free(&vk);
+    public_free(&pub);
+    return cli_exit_code(e);
+}
+
+static const char zkey_help[] = "usage: cuzk zkey export-vk circuit.zkey vk.json\n"
+                                "\n"
+                                "Writes the verification key of a Groth16 zkey in snarkjs's format.\n";
+
+int cmd_zkey(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(zkey_help, stdout);
+        return 0;
+    }
+    if (argc != 4 || strcmp(argv[1], "export-vk")) {
+        fprintf(stderr, "cuzk zkey: expected 'export-vk circuit.zkey vk.json'\n%s", zkey_help);
+        return EXIT_USAGE;
+    }
+    char err[CUZK_ERRLEN] = "";
+    zkey_file z;
+    cuzk_vk vk = {0};
+    cuzk_err e = zkey_open(&z, argv[2], err);
+    if (e)
+        goto out;
+    uint8_t alphabeta[12 * FQ_MAX];
+    if (!(e = groth16_vk_from_zkey(&vk, alphabeta, &z, err)))
+        e = vk_write_json(&vk, alphabeta, argv[3], err);
+    zkey_close(&z);
+out:
+    if (e)
+        fprintf(stderr, "cuzk zkey export-vk: %s\n", err[0] ? err : cuzk_strerror(e));
+    vk_free(&vk);
+    return cli_exit_code(e);
+}

@@ -1,0 +1,21 @@
+/* curve_exports.h - the symbols each per-curve translation unit exports (curve_impl.h),
+ * declared for the curve-agnostic dispatch in prover.c. */
+#ifndef CUZK_GROTH16_CURVE_EXPORTS_H
+#define CUZK_GROTH16_CURVE_EXPORTS_H
+
+#include "groth16/backend.h"
+#include "groth16/proof.h"
+#include "groth16/prover.h"
+
+#define CURVE_EXPORTS(p)                                                                           \
+    cuzk_backend *p##cpu_backend_create(int threads, char *err);                                   \
+    cuzk_err p##assemble(cuzk_proof *out, const zkey_file *z, const groth16_ws *ws,                \
+                         const groth16_rs *rs, char *err);                                         \
+    cuzk_err p##verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof,         \
+                       char *err);                                                                 \
+    cuzk_err p##vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);
+
+CURVE_EXPORTS(bn254_)
+CURVE_EXPORTS(bls12_381_)
+
+#endif

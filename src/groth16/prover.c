@@ -1,0 +1,201 @@
+/* prover.c - curve-agnostic Groth16 entry points: workspace layout, blinding scalars,
+ * the named steps, and dispatch to the per-curve cores (curve_exports.h). */
+#include "groth16/prover.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "groth16/curve_exports.h"
+
+#define FR_BYTES 32
+
+size_t groth16_ws_size(const zkey_file *z)
+{
+    return 3 * (size_t)z->domain_size * FR_BYTES;
+}
+
+void groth16_ws_init(groth16_ws *ws, const zkey_file *z, void *mem, const uint8_t *wtns)
+{
+    memset(ws, 0, sizeof *ws);
+    size_t n = z->domain_size * (size_t)(FR_BYTES / 8);
+    ws->wtns = wtns;
+    ws->a = mem;
+    ws->b = ws->a + n;
+    ws->c = ws->b + n;
+}
+
+/* a < b for n-byte little-endian integers */
+static int le_less(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = n; i-- > 0;)
+        if (a[i] != b[i])
+            return a[i] < b[i];
+    return 0;
+}
+
+static int le_is_zero(const uint8_t *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i])
+            return 0;
+    return 1;
+}
+
+/* uniform in [1, r): rejection sampling on the bit length of r */
+static cuzk_err random_scalar(uint8_t out[32], const cuzk_curve_info *c, char *err)
+{
+    int top = 31;
+    while (top > 0 && c->r_le[top] == 0)
+        top--;
+    uint8_t mask = 0xff;
+    while (mask >> 1 >= c->r_le[top])
+        mask >>= 1;
+    for (int tries = 0; tries < 1000; tries++) {
+        size_t got = 0;
+        while (got < 32) {
+            ssize_t k = getrandom(out + got, 32 - got, 0);
+            if (k < 0) {
+                if (errno == EINTR)
+                    continue;
+                return cuzk_errf(err, CUZK_EIO, "getrandom: %s", strerror(errno));
+            }
+            got += (size_t)k;
+        }
+        for (int i = top + 1; i < 32; i++)
+            out[i] = 0;
+        out[top] &= mask;
+        if (le_less(out, c->r_le, 32) && !le_is_zero(out, 32))
+            return CUZK_OK;
+    }
+    return cuzk_errf(err, CUZK_EINTERNAL, "could not draw a random scalar");
+}
+
+cuzk_err groth16_rs_random(groth16_rs *rs, const cuzk_curve_info *c, char *err)
+{
+    cuzk_err e = random_scalar(rs->r, c, err);
+    return e ? e : random_scalar(rs->s, c, err);
+}
+
+int groth16_rs_from_env(groth16_rs *rs, const cuzk_curve_info *c, char *err)
+{
+    const char *v = getenv("CUZK_TEST_RS");
+    if (!v || !*v)
+        return 0;
+    char buf[256];
+    const char *comma = strchr(v, ',');
+    if (!comma || (size_t)(comma - v) >= sizeof buf || strlen(comma + 1) >= sizeof buf) {
+        cuzk_errf(err, CUZK_EINVAL, "CUZK_TEST_RS must be \"r,s\" (two decimal numbers below the group order)");
+        return -1;
+    }
+    memcpy(buf, v, (size_t)(comma - v));
+    buf[comma - v] = 0;
+    if (!le_from_dec(rs->r, 32, buf, c->r_le) || !le_from_dec(rs->s, 32, comma + 1, c->r_le)) {
+        cuzk_errf(err, CUZK_EINVAL, "CUZK_TEST_RS: r and s must be decimal numbers below the group order of %s",
+                  c->label);
+        return -1;
+    }
+    return 1;
+}
+
+cuzk_err groth16_step_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    return be->eval_abc(be, ks, ws, err);
+}
+
+cuzk_err groth16_step_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    return be->compute_h(be, ks, ws, err);
+}
+
+cuzk_err groth16_step_msm(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    return be->msm_all(be, ks, ws, err);
+}
+
+cuzk_err groth16_step_assemble(cuzk_proof *out, const zkey_file *z, const groth16_ws *ws,
+                               const groth16_rs *rs, char *err)
+{
+    switch (z->curve->id) {
+    case CURVE_BN254: return bn254_assemble(out, z, ws, rs, err);
+    case CURVE_BLS12_381: return bls12_381_assemble(out, z, ws, rs, err);
+    default: return cuzk_errf(err, CUZK_ECURVE, "unsupported curve");
+    }
+}
+
+cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
+                       const wtns_file *w, const groth16_rs *rs, char *err)
+{
+    cuzk_err e = zkey_check_witness(z, w, err);
+    if (e)
+        return e;
+    if (be->curve != z->curve->id)
+        return cuzk_errf(err, CUZK_ECURVE, "backend is for %s but the key is %s",
+                         curve_info(be->curve)->label, z->curve->label);
+    groth16_rs fresh;
+    if (!rs) {
+        if ((e = groth16_rs_random(&fresh, z->curve, err)))
+            return e;
+        rs = &fresh;
+    }
+    /* the witness payload in a .wtns file is only 4-byte aligned: copy it behind a, b, c */
+    size_t bytes = groth16_ws_size(z), wbytes = 32 * (size_t)z->n_vars;
+    uint8_t *mem = aligned_alloc(64, (bytes + wbytes + 63) / 64 * 64);
+    if (!mem)
+        return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes for the prover's buffers",
+                         bytes + wbytes);
+    memcpy(mem + bytes, w->values, wbytes);
+    groth16_ws ws;
+    groth16_ws_init(&ws, z, mem, mem + bytes);
+    if ((e = groth16_step_abc(be, ks, &ws, err)) || (e = groth16_step_h(be, ks, &ws, err)) ||
+        (e = groth16_step_msm(be, ks, &ws, err)) || (e = groth16_step_assemble(out, z, &ws, rs, err)))
+        goto done;
+done:
+    free(mem);
+    memset(&fresh, 0, sizeof fresh);
+    return e;
+}
+
+cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err)
+{
+    memset(out, 0, sizeof *out);
+    if (w->n_witness < z->n_public + 1)
+        return cuzk_errf(err, CUZK_EFORMAT, "witness has %u values, fewer than the %u public signals + 1",
+                         w->n_witness, z->n_public);
+    out->curve = z->curve->id;
+    out->n = z->n_public;
+    out->values = malloc(32 * (size_t)(out->n ? out->n : 1));
+    if (!out->values)
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory");
+    memcpy(out->values, w->values + 32, 32 * (size_t)out->n);
+    return CUZK_OK;
+}
+
+cuzk_err groth16_verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof, char *err)
+{
+    if (vk->curve != proof->curve || vk->curve != pub->curve)
+        return cuzk_errf(err, CUZK_ECURVE, "verification key, public input and proof are not on one curve");
+    if (vk->curve == CURVE_BN254)
+        return bn254_verify(vk, pub, proof, err);
+    if (vk->curve == CURVE_BLS12_381)
+        return bls12_381_verify(vk, pub, proof, err);
+    return cuzk_errf(err, CUZK_ECURVE, "unsupported curve");
+}
+
+cuzk_err groth16_vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err)
+{
+    if (z->curve->id == CURVE_BN254)
+        return bn254_vk_from_zkey(out, alphabeta, z, err);
+    return bls12_381_vk_from_zkey(out, alphabeta, z, err);
+}
+
+cuzk_backend *cpu_backend_create(cuzk_curve_id curve, int threads, char *err)
+{
+    if (curve == CURVE_BN254)
+        return bn254_cpu_backend_create(threads, err);
+    if (curve == CURVE_BLS12_381)
+        return bls12_381_cpu_backend_create(threads, err);
+    cuzk_errf(err, CUZK_ECURVE, "unsupported curve");
+    return NULL;
+}
