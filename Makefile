@@ -55,7 +55,7 @@ $(LIB): $(OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BIN): $(BUILD)/obj/src/cli/main.o $(LIB)
+$(BIN): $(BUILD)/obj/src/cli/main.o $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
