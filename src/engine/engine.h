@@ -1,0 +1,260 @@
+/* engine.h - the in-process proving engine the daemon (`cuzk serve`) runs: jobs of
+ * partitions, priority scheduling, memory budget, synthesis and device workers,
+ * verification, a SQLite journal, and the tracker behind /status, /metrics and traces.
+ *
+ * DESIGN. A job is one zkey and N witnesses ("partitions"). engine_submit validates the
+ * inputs (files open, curve and size match the key, one partition fits the budget),
+ * journals the job and its partitions, and only then returns the id. From there each
+ * partition flows through the pipeline on its own:
+ *
+ *   scheduler      partitions ordered by (priority desc, arrival asc)
+ *   dispatcher     ONE thread: takes the head partition and reserves its bytes from the
+ *                  budget, waiting (never skipping ahead) until they fit
+ *   synthesis      workers: load witness, groth16_step_abc on the CPU backend
+ *   device queue   priority queue of at most queue_depth synthesized partitions
+ *   device workers N per device: groth16_step_h + groth16_step_msm (the GPU backend, or a
+ *                  CPU backend standing in as the device when there is no GPU)
+ *   finalizers     groth16_step_assemble + groth16_verify; a partition that fails is
+ *                  retried once from synthesis, then the job fails with the reason
+ *
+ * The budget reservation of a partition is released in parts: the witness share after
+ * the device stage, the a/b/c workspace after assembly.
+ *
+ * Job lifecycle (job.state; partitions have their own, engine_part_state):
+ *
+ *   engine_submit                dispatcher_run: first partition
+ *   (journaled, id returned)     gets its budget
+ *        |                    +-------------------------+
+ *        v                    |                         v
+ *    +--------+---------------+                    +---------+
+ *    | QUEUED |                                    | RUNNING |
+ *    +--------+ <------------------------------+   +---------+
+ *        |       engine_start (recovery): every |    |  |  |
+ *        |       journaled QUEUED/RUNNING job   +----+  |  |  finalizer_run: last partition
+ *        |       is re-queued, partitions that          |  |  verified -> +------+
+ *        |       were not DONE start over               |  +------------> | DONE |
+ *        |                                              |                 +------+
+ *        | engine_cancel                engine_cancel   |  finalizer_run: a partition
+ *        v                                              |  failed twice -> +--------+
+ *   +----------+ <--------------------------------------+                  | FAILED |
+ *   | CANCELED |                                                           +--------+
+ *   +----------+
+ *   A DONE job's proofs are deleted by janitor_run proof_ttl_s after it finished, or
+ *   fetch_grace_s after the first engine_fetch_proof; the job is then purged.
+ *
+ * DONE, FAILED and CANCELED are terminal; engine_wait returns as soon as a job is terminal.
+ *
+ * Threads: every engine_* call is thread-safe and may block only where it says so.
+ */
+#ifndef CUZK_ENGINE_ENGINE_H
+#define CUZK_ENGINE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "util/err.h"
+
+typedef struct engine engine;
+
+/* ---- kinds and priorities ---- */
+typedef enum engine_kind {
+    KIND_POREP = 0,
+    KIND_SNAP = 1,
+    KIND_WINDOW_POST = 2,
+    KIND_WINNING_POST = 3,
+    KIND_CUSTOM = 4,
+    KIND_COUNT = 5
+} engine_kind;
+
+typedef enum engine_priority {
+    PRIO_LOW = 0,
+    PRIO_NORMAL = 1,
+    PRIO_HIGH = 2,
+    PRIO_CRITICAL = 3,
+    PRIO_COUNT = 4
+} engine_priority;
+
+/* "porep", "snap", "window-post", "winning-post", "custom" */
+const char *engine_kind_name(engine_kind k);
+/* returns 0 and sets *out, or -1 for an unknown name */
+int engine_kind_from_name(const char *name, engine_kind *out);
+/* "low", "normal", "high", "critical" */
+const char *engine_priority_name(engine_priority p);
+int engine_priority_from_name(const char *name, engine_priority *out);
+/* winning-post critical, window-post high, others normal */
+engine_priority engine_kind_default_priority(engine_kind k);
+
+/* ---- job and partition states ---- */
+typedef enum engine_job_state {
+    JOB_QUEUED = 0,   /* journaled, no partition admitted yet */
+    JOB_RUNNING = 1,  /* at least one partition admitted */
+    JOB_DONE = 2,     /* every partition proved and verified; proofs fetchable */
+    JOB_FAILED = 3,   /* a partition failed twice; error says why */
+    JOB_CANCELED = 4  /* engine_cancel */
+} engine_job_state;
+
+typedef enum engine_part_state {
+    PART_QUEUED = 0,    /* waiting in the scheduler */
+    PART_ADMITTED = 1,  /* budget reserved, waiting for a synthesis worker */
+    PART_SYNTH = 2,     /* witness load + a/b/c */
+    PART_READY = 3,     /* in the device queue */
+    PART_DEVICE = 4,    /* h + MSMs on a device worker */
+    PART_FINALIZE = 5,  /* assemble + verify */
+    PART_DONE = 6,
+    PART_FAILED = 7,
+    PART_CANCELED = 8
+} engine_part_state;
+
+const char *engine_job_state_name(engine_job_state s);  /* "queued", "running", "done", ... */
+const char *engine_part_state_name(engine_part_state s);/* "queued", "admitted", "synth", ... */
+
+/* ---- configuration ---- */
+typedef enum engine_backend_choice {
+    ENGINE_BACKEND_AUTO = 0, /* GPU when one is usable, else the CPU standing in as the device */
+    ENGINE_BACKEND_CPU = 1,
+    ENGINE_BACKEND_GPU = 2   /* engine_start fails when no GPU is usable */
+} engine_backend_choice;
+
+/* "auto", "cpu", "gpu" */
+int engine_backend_from_name(const char *name, engine_backend_choice *out);
+
+typedef struct engine_config {
+    const char *data_dir;      /* journal, uploaded witnesses, caches; created if missing.
+                                  Default "cuzk-data" (relative to the working directory) */
+    uint64_t budget_bytes;     /* host memory budget in bytes; 0 = auto (total RAM minus
+                                  ENGINE_BUDGET_MARGIN, at least 256 MiB) */
+    engine_backend_choice backend;
+    int gpu_workers;           /* device workers per device; default 2 */
+    int synth_workers;         /* synthesis workers; default 2 */
+    int finalizers;            /* finalizer threads; default 1 */
+    int queue_depth;           /* max partitions waiting in the device queue; default 4 */
+    int cpu_threads;           /* threads of each CPU backend pool; 0 = online CPUs / 2, >= 1 */
+    int64_t proof_ttl_s;       /* seconds proofs of a DONE job are kept; default 86400 */
+    int64_t fetch_grace_s;     /* seconds kept after the first fetch; default 600 */
+} engine_config;
+
+#define ENGINE_BUDGET_MARGIN ((uint64_t)2 << 30) /* bytes left to the OS by budget auto */
+
+/* Fills the defaults above (data_dir points to a static string). */
+void engine_config_defaults(engine_config *cfg);
+
+/* ---- lifecycle ---- */
+/* Opens (or creates) the data dir and journal and sizes the budget. No threads yet. */
+cuzk_err engine_create(engine **out, const engine_config *cfg, char *err);
+/* Creates the backends, starts all threads, re-queues every journaled job that is not
+ * terminal (recovery after a crash: each acknowledged job completes exactly once). */
+cuzk_err engine_start(engine *e, char *err);
+/* Stops accepting, lets running partitions end (their work is redone after a restart),
+ * joins all threads. Idempotent. */
+void engine_stop(engine *e);
+/* engine_stop if needed, then frees everything. NULL is ignored. */
+void engine_destroy(engine *e);
+
+/* ---- jobs ---- */
+#define ENGINE_ID_LEN 32  /* bytes of a job id buffer incl. NUL; ids look like "j-42" */
+#define ENGINE_MAX_PARTITIONS 1024
+
+typedef struct engine_job_spec {
+    const char *zkey_path;          /* path on this host (required) */
+    size_t n_partitions;            /* 1..ENGINE_MAX_PARTITIONS */
+    /* Either witness_paths (paths on this host, read at proving time) or witness_data
+     * (whole .wtns file images, copied into the data dir before submit returns). */
+    const char *const *witness_paths;   /* n_partitions entries, or NULL */
+    const uint8_t *const *witness_data; /* n_partitions entries, or NULL */
+    const size_t *witness_sizes;        /* bytes of each witness_data entry */
+    engine_kind kind;
+    int priority;                   /* engine_priority, or -1 for engine_kind_default_priority */
+    const char *idempotency_key;    /* NULL or "" for none; at most 200 bytes */
+} engine_job_spec;
+
+/* Validates, journals and enqueues a job; writes its id. With an idempotency key that
+ * was seen before, writes the existing job's id and sets *existed = 1 (else 0).
+ * Errors: CUZK_EINVAL (bad spec), CUZK_EIO/CUZK_EFORMAT (unreadable or malformed
+ * file), CUZK_ECURVE (witness curve differs from the key), CUZK_EBUDGET (one partition
+ * needs more than the whole budget; the message names both numbers), CUZK_ESTORE. */
+cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID_LEN], int *existed,
+                       char *err);
+
+/* Small snapshot for clients that only need the outcome. */
+typedef struct engine_job_info {
+    char id[ENGINE_ID_LEN];
+    engine_job_state state;
+    engine_kind kind;
+    engine_priority priority;
+    uint32_t n_partitions;
+    uint32_t n_done;               /* partitions in PART_DONE */
+    int64_t submitted_ms, finished_ms; /* unix ms; finished 0 until terminal */
+    char error[CUZK_ERRLEN];       /* reason when FAILED or CANCELED, else "" */
+} engine_job_info;
+
+/* CUZK_ENOTFOUND when there is no such job (or its proofs expired and it was purged). */
+cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *err);
+
+/* Full job as JSON (caller json_decref's):
+ *   {"id","kind","priority","state","error","zkey","submitted_ms","finished_ms",
+ *    "n_partitions","n_done","idempotency_key",
+ *    "partitions":[{"index","state","attempts","error","bytes",
+ *                   "stages":{"queued_ms","admit_ms","synth_ms","ready_ms","device_ms","finalize_ms"},
+ *                   "device_worker"}]}   (stage values: milliseconds spent in each stage) */
+json_t *engine_job_json(engine *e, const char *id, char *err);
+
+/* Blocks until the job is terminal or timeout_ms passes (< 0: no limit), then fills *out.
+ * CUZK_OK when terminal (check out->state), CUZK_ETIMEOUT otherwise, CUZK_ENOTFOUND. */
+cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_info *out, char *err);
+
+/* Cancels a job: queued partitions are dropped, running ones stop at their next stage
+ * boundary, and their budget is returned. CUZK_OK also for an already-canceled job;
+ * CUZK_EINVAL for a job that is DONE or FAILED; CUZK_ENOTFOUND. */
+cuzk_err engine_cancel(engine *e, const char *id, char *err);
+
+/* Jobs, newest first, at most limit (<= 0: 100): JSON array of engine_job_json objects
+ * without "partitions". state_filter NULL for all, else a state name. */
+json_t *engine_list(engine *e, const char *state_filter, int limit);
+
+/* Proof and public signals of partition `part` of a DONE job, as the exact snarkjs JSON
+ * text (malloc'd, caller frees both). First fetch starts the fetch grace period.
+ * CUZK_ENOTFOUND (job, partition or expired proof), CUZK_EINVAL (job not DONE). */
+cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **proof_json,
+                            char **public_json, char *err);
+
+/* ---- proving keys ---- */
+/* Loads a key (mmap, attach to every backend) and keeps it until evicted. Blocks. */
+cuzk_err engine_key_preload(engine *e, const char *zkey_path, char *err);
+/* Drops a key that no partition is using: CUZK_EINVAL while in use, CUZK_ENOTFOUND. */
+cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
+
+/* ---- observability ---- */
+/* Whole-engine snapshot (caller json_decref's):
+ *   {"now_ms","uptime_s","backend","devices",
+ *    "budget":{"total","used","waiting","peak","admitted","released"},  (bytes / counts)
+ *    "queues":{"scheduler","ready","ready_limit","finalize"},
+ *    "jobs":{"queued","running","done","failed","canceled"},
+ *    "active":[engine_job_json objects of non-terminal jobs and the 20 last finished],
+ *    "workers":[{"name","kind":"synth|device|finalize","device","state","partition",
+ *                "busy_ms","jobs_done"}],
+ *    "keys":[{"path","curve","bytes","refs","last_used_ms","loaded_ms"}],
+ *    "buffers":{"pool_bytes","allocs","reuses","free"},
+ *    "gpu":[{"device","busy_ratio","busy_ratio_10s","busy_ms",
+ *            "idle_gap_ms":{"no_work","synthesis","budget","lock","copy","finalizer"}}],
+ *    "idle_gap_ms":{...totals over all devices...}}                                    */
+json_t *engine_status_json(engine *e);
+
+/* Prometheus text exposition (malloc'd; caller frees): cuzk_jobs_total{kind,state},
+ * cuzk_partitions_total{state}, cuzk_stage_seconds histogram{stage}, cuzk_gpu_busy_ratio,
+ * cuzk_budget_bytes{kind=total|used}, cuzk_idle_gap_seconds_total{device,reason}, ... */
+char *engine_metrics_text(engine *e);
+
+/* Chrome trace-event JSON (Perfetto opens it), malloc'd. One complete ("X") event per
+ * partition stage (pid 1, tid = job), one per device busy interval and one per idle gap
+ * (pid 2, tid = device worker, name = reason). since_ms > 0 limits it to events ending
+ * after that unix time. */
+char *engine_trace_json(engine *e, int64_t since_ms);
+
+/* GPU utilisation samples for the dashboard graph: JSON array of [unix_ms, busy 0..1]
+ * per device at `step_ms` resolution (>= 50) over the last `window_ms` (caller json_decref's):
+ *   [{"device":0,"step_ms":200,"samples":[[t,b],...]}]                                  */
+json_t *engine_gpu_timeline(engine *e, int64_t window_ms, int64_t step_ms);
+
+#endif
