@@ -1,0 +1,191 @@
+/* budget_test.c - strict FIFO order of budget reservations, kicks, timeouts, and the
+ * scheduler's priority queue order (checked against a plain sort as the reference). */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/budget.h"
+#include "engine/pqueue.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static budget B;
+static atomic_int order_pos;
+static int order[8];
+
+typedef struct req {
+    int id;
+    uint64_t bytes;
+    int got;
+} req;
+
+static void *reserver(void *arg)
+{
+    req *r = arg;
+    r->got = budget_reserve(&B, r->bytes, 5000);
+    if (r->got)
+        order[atomic_fetch_add(&order_pos, 1)] = r->id;
+    return NULL;
+}
+
+static void wait_waiting(uint64_t bytes)
+{
+    for (int i = 0; i < 2000; i++) {
+        uint64_t w;
+        budget_snapshot(&B, NULL, NULL, NULL, &w, NULL, NULL);
+        if (w == bytes)
+            return;
+        usleep(1000);
+    }
+}
+
+static void test_fifo(void)
+{
+    budget_init(&B, 100);
+    CHECK(budget_try_reserve(&B, 80), "first 80 of 100 should fit");
+    req big = {1, 50, 0}, small = {2, 10, 0};
+    pthread_t tb, ts;
+    pthread_create(&tb, NULL, reserver, &big);
+    wait_waiting(50);
+    pthread_create(&ts, NULL, reserver, &small);
+    wait_waiting(60);
+    /* small fits (80+10 <= 100) but must wait behind big */
+    usleep(20000);
+    CHECK(atomic_load(&order_pos) == 0, "a request jumped the FIFO (%d granted)", atomic_load(&order_pos));
+    CHECK(!budget_try_reserve(&B, 1), "try_reserve must not pass waiters");
+    budget_release(&B, 80);
+    pthread_join(tb, NULL);
+    pthread_join(ts, NULL);
+    CHECK(big.got && small.got, "both should be granted after release");
+    CHECK(order[0] == 1 && order[1] == 2, "grant order %d,%d, expected 1,2", order[0], order[1]);
+    uint64_t used, peak, n_res;
+    budget_snapshot(&B, NULL, &used, &peak, NULL, &n_res, NULL);
+    CHECK(used == 60, "used %llu, expected 60", (unsigned long long)used);
+    CHECK(peak <= 100, "peak %llu over total", (unsigned long long)peak);
+    CHECK(n_res == 3, "reservations %llu", (unsigned long long)n_res);
+    budget_destroy(&B);
+}
+
+static void test_too_big_and_timeout(void)
+{
+    budget_init(&B, 100);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CHECK(!budget_reserve(&B, 101, 30), "101 of 100 must never fit");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CHECK(t1.tv_sec - t0.tv_sec < 5, "timeout not honoured");
+    CHECK(budget_reserve(&B, 100, 0), "exactly total fits");
+    budget_release(&B, 60);
+    budget_release(&B, 40);
+    uint64_t used;
+    budget_snapshot(&B, NULL, &used, NULL, NULL, NULL, NULL);
+    CHECK(used == 0, "release in parts left %llu", (unsigned long long)used);
+    budget_destroy(&B);
+}
+
+static void *kicked(void *arg)
+{
+    req *r = arg;
+    r->got = budget_reserve(&B, r->bytes, -1);
+    return NULL;
+}
+
+static void test_kick(void)
+{
+    budget_init(&B, 10);
+    budget_try_reserve(&B, 10);
+    req r = {3, 5, -1};
+    pthread_t t;
+    pthread_create(&t, NULL, kicked, &r);
+    wait_waiting(5);
+    budget_kick(&B);
+    pthread_join(t, NULL);
+    CHECK(r.got == 0, "kicked waiter should return 0");
+    budget_destroy(&B);
+}
+
+typedef struct item {
+    int prio;
+    uint64_t seq;
+} item;
+
+static int cmp_ref(const void *a, const void *b)
+{
+    const item *x = *(item *const *)a, *y = *(item *const *)b;
+    if (x->prio != y->prio)
+        return y->prio - x->prio;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int odd_seq(void *ctx, void *it)
+{
+    (void)ctx;
+    return ((item *)it)->seq % 2 == 1;
+}
+
+static void test_pqueue(void)
+{
+    enum { N = 500 };
+    static item items[N];
+    item *ref[N];
+    pqueue q;
+    pq_init(&q);
+    srand(7);
+    for (int i = 0; i < N; i++) {
+        items[i].prio = rand() % 4;
+        items[i].seq = (uint64_t)i;
+        ref[i] = &items[i];
+        pq_push(&q, items[i].prio, items[i].seq, &items[i]);
+    }
+    qsort(ref, N, sizeof ref[0], cmp_ref);
+    for (int i = 0; i < N; i++) {
+        item *got = pq_pop(&q);
+        CHECK(got == ref[i], "pop %d: prio %d seq %llu, expected prio %d seq %llu", i, got ? got->prio : -1,
+              got ? (unsigned long long)got->seq : 0ULL, ref[i]->prio, (unsigned long long)ref[i]->seq);
+        if (got != ref[i])
+            break;
+    }
+    CHECK(pq_pop(&q) == NULL, "queue should be empty");
+    /* removal keeps the order of the rest */
+    for (int i = 0; i < N; i++)
+        pq_push(&q, items[i].prio, items[i].seq, &items[i]);
+    size_t removed = pq_remove_if(&q, odd_seq, NULL, NULL);
+    CHECK(removed == N / 2, "removed %zu", removed);
+    int k = 0;
+    for (int i = 0; i < N; i++) {
+        if (ref[i]->seq % 2)
+            continue;
+        item *got = pq_pop(&q);
+        CHECK(got == ref[i], "after removal, pop %d out of order", k);
+        if (got != ref[i])
+            break;
+        k++;
+    }
+    pq_free(&q);
+}
+
+int main(void)
+{
+    test_fifo();
+    test_too_big_and_timeout();
+    test_kick();
+    test_pqueue();
+    if (failures) {
+        fprintf(stderr, "budget_test: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("budget_test: ok\n");
+    return 0;
+}

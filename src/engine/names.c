@@ -1,0 +1,86 @@
+/* names.c - the engine's enum <-> name helpers and configuration defaults. */
+#include <string.h>
+#include <strings.h>
+
+#include "engine/engine.h"
+
+static const char *const kind_names[KIND_COUNT] = {"porep", "snap", "window-post", "winning-post", "custom"};
+static const char *const prio_names[PRIO_COUNT] = {"low", "normal", "high", "critical"};
+static const char *const job_state_names[] = {"queued", "running", "done", "failed", "canceled"};
+static const char *const part_state_names[] = {"queued", "admitted", "synth", "ready", "device",
+                                               "finalize", "done", "failed", "canceled"};
+
+const char *engine_kind_name(engine_kind k)
+{
+    return (unsigned)k < KIND_COUNT ? kind_names[k] : "unknown";
+}
+
+int engine_kind_from_name(const char *name, engine_kind *out)
+{
+    for (int i = 0; name && i < KIND_COUNT; i++)
+        if (!strcasecmp(name, kind_names[i])) {
+            *out = (engine_kind)i;
+            return 0;
+        }
+    return -1;
+}
+
+const char *engine_priority_name(engine_priority p)
+{
+    return (unsigned)p < PRIO_COUNT ? prio_names[p] : "unknown";
+}
+
+int engine_priority_from_name(const char *name, engine_priority *out)
+{
+    for (int i = 0; name && i < PRIO_COUNT; i++)
+        if (!strcasecmp(name, prio_names[i])) {
+            *out = (engine_priority)i;
+            return 0;
+        }
+    return -1;
+}
+
+engine_priority engine_kind_default_priority(engine_kind k)
+{
+    if (k == KIND_WINNING_POST)
+        return PRIO_CRITICAL;
+    if (k == KIND_WINDOW_POST)
+        return PRIO_HIGH;
+    return PRIO_NORMAL;
+}
+
+const char *engine_job_state_name(engine_job_state s)
+{
+    return (unsigned)s <= JOB_CANCELED ? job_state_names[s] : "unknown";
+}
+
+const char *engine_part_state_name(engine_part_state s)
+{
+    return (unsigned)s <= PART_CANCELED ? part_state_names[s] : "unknown";
+}
+
+int engine_backend_from_name(const char *name, engine_backend_choice *out)
+{
+    static const char *const names[] = {"auto", "cpu", "gpu"};
+    for (int i = 0; name && i < 3; i++)
+        if (!strcasecmp(name, names[i])) {
+            *out = (engine_backend_choice)i;
+            return 0;
+        }
+    return -1;
+}
+
+void engine_config_defaults(engine_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->data_dir = "cuzk-data";
+    cfg->budget_bytes = 0;
+    cfg->backend = ENGINE_BACKEND_AUTO;
+    cfg->gpu_workers = 2;
+    cfg->synth_workers = 2;
+    cfg->finalizers = 1;
+    cfg->queue_depth = 4;
+    cfg->cpu_threads = 0;
+    cfg->proof_ttl_s = 86400;
+    cfg->fetch_grace_s = 600;
+}
