@@ -1,0 +1,75 @@
+/* store.h - the engine's journal: a small interface over a durable store of jobs,
+ * partitions and proofs (SQLite now, store_sqlite.c; PostgreSQL can implement the same
+ * table of functions later).
+ *
+ * DESIGN. The journal is the truth across restarts; memory is a cache of it. A job and
+ * all its partitions are written in one transaction before its id is given out. A
+ * partition's proof is written (state DONE) before the job is marked DONE, so after a
+ * crash a job whose partitions are all DONE is completed without proving again, and a
+ * partition that was not DONE is proved again: every acknowledged job completes exactly
+ * once. Proofs stay in the journal until the job is deleted (TTL or fetch grace).
+ * Every function is safe to call from any thread.
+ */
+#ifndef CUZK_ENGINE_STORE_H
+#define CUZK_ENGINE_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/err.h"
+
+#define STORE_PATH_MAX 1024
+#define STORE_KEY_MAX 256
+
+typedef struct store_job {
+    int64_t id;                 /* journal id (> 0), assigned by job_insert; job id is "j-<id>" */
+    int kind;                   /* engine_kind */
+    int priority;               /* engine_priority */
+    int state;                  /* engine_job_state */
+    char zkey[STORE_PATH_MAX];  /* proving key path */
+    char idem[STORE_KEY_MAX];   /* idempotency key, "" for none */
+    uint32_t n_parts;           /* partitions */
+    int64_t submitted_ms;       /* unix ms */
+    int64_t finished_ms;        /* unix ms, 0 until terminal */
+    int64_t fetched_ms;         /* unix ms of the first proof fetch, 0 before */
+    char error[512];            /* reason for FAILED/CANCELED, "" otherwise */
+} store_job;
+
+typedef struct store_part {
+    uint32_t index;               /* 0..n_parts-1 */
+    int state;                    /* engine_part_state as journaled: QUEUED, DONE, FAILED, CANCELED */
+    int attempts;                 /* proving attempts started */
+    int owned;                    /* 1: witness is a file in the data dir, deleted with the job */
+    char witness[STORE_PATH_MAX]; /* .wtns path */
+} store_part;
+
+typedef struct store store;
+struct store {
+    const char *name; /* "sqlite" */
+    void *impl;
+    /* Inserts job (id assigned into job->id) and parts in one durable transaction. When
+     * job->idem is not empty and a job with that key exists, inserts nothing, sets
+     * job->id to the existing job's id and *existed = 1. */
+    cuzk_err (*job_insert)(store *s, store_job *job, const store_part *parts, int *existed, char *err);
+    cuzk_err (*job_set_state)(store *s, int64_t id, int state, int64_t finished_ms, const char *error,
+                              char *err);
+    cuzk_err (*job_set_fetched)(store *s, int64_t id, int64_t fetched_ms, char *err);
+    cuzk_err (*part_set_state)(store *s, int64_t id, uint32_t index, int state, int attempts, char *err);
+    /* state DONE with the proof and public JSON text, in one statement */
+    cuzk_err (*part_set_done)(store *s, int64_t id, uint32_t index, const char *proof_json,
+                              const char *public_json, char *err);
+    /* malloc'd copies; CUZK_ENOTFOUND when the partition has no proof */
+    cuzk_err (*part_get_proof)(store *s, int64_t id, uint32_t index, char **proof_json, char **public_json,
+                               char *err);
+    /* calls fn for every job (ascending id) with its partitions (ascending index) */
+    cuzk_err (*load_all)(store *s, void (*fn)(void *ctx, const store_job *job, const store_part *parts),
+                         void *ctx, char *err);
+    /* deletes the job, its partitions and proofs */
+    cuzk_err (*job_delete)(store *s, int64_t id, char *err);
+    void (*close)(store *s);
+};
+
+/* Opens or creates the SQLite journal at path (WAL mode, synchronous FULL). */
+cuzk_err store_sqlite_open(store **out, const char *path, char *err);
+
+#endif
