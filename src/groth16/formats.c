@@ -12,8 +12,8 @@
  * section and what was expected versus found, e.g.
  *   "circuit.zkey: section 5 (A points) is 4096 bytes, expected 6400 (100 x 64)".
  * Error codes: CUZK_EIO (cannot open/map), CUZK_EFORMAT (malformed), CUZK_ECURVE (a
- * prime that is no supported curve's, or two inputs on different curves), CUZK_EINVAL
- * (a witness that does not fit the key).
+ * prime that is no supported curve's, or two inputs on different curves); a witness
+ * of the wrong length for its key is CUZK_EFORMAT (an input error, like a bad file).
  * Views into the mapping are not aligned: sections start at whatever offset the writer
  * left, so consumers read them with memcpy (or copy them) rather than cast them.
  */
@@ -497,7 +497,7 @@ cuzk_err zkey_check_witness(const zkey_file *z, const wtns_file *w, char *err)
         return cuzk_errf(err, CUZK_ECURVE, "witness is for %s but the key is %s (%s, %s)",
                          w->curve->label, z->curve->label, w->map.path, z->map.path);
     if (w->n_witness != z->n_vars)
-        return cuzk_errf(err, CUZK_EINVAL, "witness has %u values, the key expects %u (%s, %s)",
+        return cuzk_errf(err, CUZK_EFORMAT, "witness has %u values, the key expects %u (%s, %s)",
                          w->n_witness, z->n_vars, w->map.path, z->map.path);
     size_t n8 = w->curve->fr_bytes;
     uint8_t one[32] = {1};
