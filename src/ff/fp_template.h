@@ -1,0 +1,320 @@
+/* fp_template.h - Montgomery arithmetic for one prime field, written once.
+ *
+ * Included by ff/ff.h once for Fr and once for Fq with these macros defined:
+ *   FP        name prefix (fr / fq)          FP_T      element type (fr_t / fq_t)
+ *   FP_N      number of 64-bit limbs         FP_MOD    modulus limb array
+ *   FP_ONE    Montgomery one (FP_T)          FP_R2     R^2 mod p limb array
+ *   FP_INV    -p^-1 mod 2^64                 FP_PM2    p-2 limb array
+ * and undefines them at the end.
+ *
+ * DESIGN. Elements are kept fully reduced (< p) in Montgomery form a*R mod p, R = 2^(64N).
+ * Multiplication is CIOS (Koc, Acar, Kaliski, "Analyzing and comparing Montgomery
+ * multiplication algorithms", 1996) with the "no-carry" shortcut that holds when the top
+ * limb of p is below 2^63 - 1 (true for all four moduli here, which leave >= 1 spare bit):
+ * the running sum then never needs an (N+1)-th word (gnark-crypto, "Faster Montgomery
+ * multiplication", 2020). Fixed trip counts let the compiler unroll every loop.
+ * add/sub/neg/mul/sqr are branch-free (constant time); inv is Fermat (constant time).
+ */
+#define FP_CAT2(a, b) a##_##b
+#define FP_CAT(a, b) FP_CAT2(a, b)
+#define FP_FN(x) FP_CAT(FP, x)
+
+typedef unsigned __int128 FP_CAT(FP, u128);
+
+/* o = a (copy) */
+static inline void FP_FN(copy)(FP_T *o, const FP_T *a)
+{
+    *o = *a;
+}
+
+static inline void FP_FN(set_zero)(FP_T *o)
+{
+    for (int i = 0; i < FP_N; i++)
+        o->l[i] = 0;
+}
+
+static inline void FP_FN(set_one)(FP_T *o)
+{
+    *o = FP_ONE;
+}
+
+static inline bool FP_FN(is_zero)(const FP_T *a)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < FP_N; i++)
+        t |= a->l[i];
+    return t == 0;
+}
+
+static inline bool FP_FN(eq)(const FP_T *a, const FP_T *b)
+{
+    uint64_t t = 0;
+    for (int i = 0; i < FP_N; i++)
+        t |= a->l[i] ^ b->l[i];
+    return t == 0;
+}
+
+static inline bool FP_FN(is_one)(const FP_T *a)
+{
+    return FP_FN(eq)(a, &FP_ONE);
+}
+
+/* o = t - p if t >= p else t; t < 2p (branch-free) */
+static inline void FP_FN(reduce_once)(FP_T *o, const uint64_t t[FP_N])
+{
+    uint64_t s[FP_N], borrow = 0;
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))t[i] - FP_MOD[i] - borrow;
+        s[i] = (uint64_t)d;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+    uint64_t keep = 0 - borrow; /* all ones when t < p: keep t */
+    for (int i = 0; i < FP_N; i++)
+        o->l[i] = (t[i] & keep) | (s[i] & ~keep);
+}
+
+/* o = a + b mod p. a + b < 2p < 2^(64N) because p has a spare top bit. */
+static inline void FP_FN(add)(FP_T *o, const FP_T *a, const FP_T *b)
+{
+    uint64_t t[FP_N], c = 0;
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] + b->l[i] + c;
+        t[i] = (uint64_t)s;
+        c = (uint64_t)(s >> 64);
+    }
+    FP_FN(reduce_once)(o, t);
+}
+
+static inline void FP_FN(dbl)(FP_T *o, const FP_T *a)
+{
+    FP_FN(add)(o, a, a);
+}
+
+/* o = a - b mod p */
+static inline void FP_FN(sub)(FP_T *o, const FP_T *a, const FP_T *b)
+{
+    uint64_t t[FP_N], borrow = 0;
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))a->l[i] - b->l[i] - borrow;
+        t[i] = (uint64_t)d;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+    uint64_t mask = 0 - borrow, c = 0; /* add p back when it borrowed */
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))t[i] + (FP_MOD[i] & mask) + c;
+        o->l[i] = (uint64_t)s;
+        c = (uint64_t)(s >> 64);
+    }
+}
+
+/* o = -a mod p (0 stays 0) */
+static inline void FP_FN(neg)(FP_T *o, const FP_T *a)
+{
+    uint64_t nz = 0;
+    for (int i = 0; i < FP_N; i++)
+        nz |= a->l[i];
+    uint64_t mask = 0 - (uint64_t)(nz != 0), borrow = 0;
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))FP_MOD[i] - a->l[i] - borrow;
+        o->l[i] = (uint64_t)d & mask;
+        borrow = (uint64_t)(d >> 64) & 1;
+    }
+}
+
+/* o = a / 2 mod p */
+static inline void FP_FN(half)(FP_T *o, const FP_T *a)
+{
+    uint64_t mask = 0 - (a->l[0] & 1), t[FP_N], c = 0;
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] + (FP_MOD[i] & mask) + c;
+        t[i] = (uint64_t)s;
+        c = (uint64_t)(s >> 64);
+    }
+    for (int i = 0; i < FP_N - 1; i++)
+        o->l[i] = (t[i] >> 1) | (t[i + 1] << 63);
+    o->l[FP_N - 1] = (t[FP_N - 1] >> 1) | (c << 63);
+}
+
+/* o = a*b*R^-1 mod p: CIOS, no-carry variant (see top). Cost N^2 + N(N+1) word muls. */
+static inline void FP_FN(mul_portable)(FP_T *o, const FP_T *a, const FP_T *b)
+{
+    uint64_t t[FP_N];
+    for (int i = 0; i < FP_N; i++)
+        t[i] = 0;
+    for (int i = 0; i < FP_N; i++) {
+        uint64_t bi = b->l[i];
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[0] * bi + t[0];
+        uint64_t A = (uint64_t)(s >> 64);
+        uint64_t t0 = (uint64_t)s;
+        uint64_t m = t0 * (uint64_t)FP_INV;
+        FP_CAT(FP, u128) u = (FP_CAT(FP, u128))m * FP_MOD[0] + t0;
+        uint64_t C = (uint64_t)(u >> 64);
+        for (int j = 1; j < FP_N; j++) {
+            s = (FP_CAT(FP, u128))a->l[j] * bi + t[j] + A;
+            A = (uint64_t)(s >> 64);
+            u = (FP_CAT(FP, u128))m * FP_MOD[j] + (uint64_t)s + C;
+            C = (uint64_t)(u >> 64);
+            t[j - 1] = (uint64_t)u;
+        }
+        t[FP_N - 1] = C + A;
+    }
+    FP_FN(reduce_once)(o, t);
+}
+
+/* Montgomery reduction of a 2N-word value T < p*R: o = T*R^-1 mod p. */
+static inline void FP_FN(redc)(FP_T *o, uint64_t T[2 * FP_N])
+{
+    uint64_t top = 0;
+    for (int i = 0; i < FP_N; i++) {
+        uint64_t m = T[i] * (uint64_t)FP_INV, c = 0;
+        for (int j = 0; j < FP_N; j++) {
+            FP_CAT(FP, u128) s = (FP_CAT(FP, u128))m * FP_MOD[j] + T[i + j] + c;
+            T[i + j] = (uint64_t)s;
+            c = (uint64_t)(s >> 64);
+        }
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))T[i + FP_N] + c + top;
+        T[i + FP_N] = (uint64_t)s;
+        top = (uint64_t)(s >> 64);
+    }
+    FP_FN(reduce_once)(o, T + FP_N);
+}
+
+/* o = a^2*R^-1 mod p: schoolbook square (off-diagonal products once, doubled), then REDC.
+ * Cost N(N-1)/2 + N + N^2 word muls. */
+static inline void FP_FN(sqr_portable)(FP_T *o, const FP_T *a)
+{
+    uint64_t T[2 * FP_N];
+    for (int i = 0; i < 2 * FP_N; i++)
+        T[i] = 0;
+    for (int i = 0; i < FP_N; i++) {
+        uint64_t c = 0;
+        for (int j = i + 1; j < FP_N; j++) {
+            FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] * a->l[j] + T[i + j] + c;
+            T[i + j] = (uint64_t)s;
+            c = (uint64_t)(s >> 64);
+        }
+        T[i + FP_N] = c;
+    }
+    uint64_t c = 0; /* double */
+    for (int i = 0; i < 2 * FP_N; i++) {
+        uint64_t v = T[i];
+        T[i] = (v << 1) | c;
+        c = v >> 63;
+    }
+    c = 0; /* add the squares on the diagonal */
+    for (int i = 0; i < FP_N; i++) {
+        FP_CAT(FP, u128) p = (FP_CAT(FP, u128))a->l[i] * a->l[i];
+        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))T[2 * i] + (uint64_t)p + c;
+        T[2 * i] = (uint64_t)s;
+        s = (FP_CAT(FP, u128))T[2 * i + 1] + (uint64_t)(p >> 64) + (uint64_t)(s >> 64);
+        T[2 * i + 1] = (uint64_t)s;
+        c = (uint64_t)(s >> 64);
+    }
+    FP_FN(redc)(o, T);
+}
+
+#ifndef FP_HAVE_ASM
+static inline void FP_FN(mul)(FP_T *o, const FP_T *a, const FP_T *b)
+{
+    FP_FN(mul_portable)(o, a, b);
+}
+
+static inline void FP_FN(sqr)(FP_T *o, const FP_T *a)
+{
+    FP_FN(sqr_portable)(o, a);
+}
+#endif
+
+/* std -> Montgomery: a*R^2*R^-1 */
+static inline void FP_FN(from_std)(FP_T *o, const FP_T *a)
+{
+    static const FP_T r2 = {FP_R2};
+    FP_FN(mul)(o, a, &r2);
+}
+
+/* Montgomery -> std: a*1*R^-1 */
+static inline void FP_FN(to_std)(FP_T *o, const FP_T *a)
+{
+    uint64_t T[2 * FP_N];
+    for (int i = 0; i < FP_N; i++) {
+        T[i] = a->l[i];
+        T[i + FP_N] = 0;
+    }
+    FP_FN(redc)(o, T);
+}
+
+static inline void FP_FN(from_u64)(FP_T *o, uint64_t v)
+{
+    FP_T t;
+    FP_FN(set_zero)(&t);
+    t.l[0] = v;
+    FP_FN(from_std)(o, &t);
+}
+
+/* true when the std-form limbs a are < p */
+static inline bool FP_FN(std_is_canonical)(const FP_T *a)
+{
+    for (int i = FP_N - 1; i >= 0; i--)
+        if (a->l[i] != FP_MOD[i])
+            return a->l[i] < FP_MOD[i];
+    return false;
+}
+
+/* o = a^e, e = nlimbs little-endian words (std integer). Square-and-multiply; variable time
+ * in e only through its length (every bit costs one sqr and one mul-or-select). */
+static inline void FP_FN(pow)(FP_T *o, const FP_T *a, const uint64_t *e, size_t nlimbs)
+{
+    FP_T r = FP_ONE, b = *a, t;
+    for (size_t i = nlimbs; i-- > 0;) {
+        for (int j = 63; j >= 0; j--) {
+            FP_FN(sqr)(&r, &r);
+            FP_FN(mul)(&t, &r, &b);
+            uint64_t mask = 0 - ((e[i] >> j) & 1);
+            for (int k = 0; k < FP_N; k++)
+                r.l[k] = (t.l[k] & mask) | (r.l[k] & ~mask);
+        }
+    }
+    *o = r;
+}
+
+/* o = a^(p-2) = a^-1 (Fermat; 0 maps to 0). Constant time. */
+static inline void FP_FN(inv)(FP_T *o, const FP_T *a)
+{
+    static const uint64_t e[FP_N] = FP_PM2;
+    FP_FN(pow)(o, a, e, FP_N);
+}
+
+/* o[i] = a[i]^-1 for i < n with one inversion (Montgomery's trick); zero entries give zero.
+ * scratch holds n elements; o may alias a. */
+static inline void FP_FN(batch_inv)(FP_T *o, const FP_T *a, size_t n, FP_T *scratch)
+{
+    FP_T acc = FP_ONE, t;
+    for (size_t i = 0; i < n; i++) {
+        scratch[i] = acc;
+        if (!FP_FN(is_zero)(&a[i]))
+            FP_FN(mul)(&acc, &acc, &a[i]);
+    }
+    FP_FN(inv)(&acc, &acc);
+    for (size_t i = n; i-- > 0;) {
+        if (FP_FN(is_zero)(&a[i])) {
+            FP_FN(set_zero)(&o[i]);
+            continue;
+        }
+        FP_FN(mul)(&t, &acc, &scratch[i]);
+        FP_FN(mul)(&acc, &acc, &a[i]);
+        o[i] = t;
+    }
+}
+
+#undef FP_FN
+#undef FP_CAT
+#undef FP_CAT2
+#undef FP
+#undef FP_T
+#undef FP_N
+#undef FP_MOD
+#undef FP_ONE
+#undef FP_R2
+#undef FP_INV
+#undef FP_PM2
+#undef FP_HAVE_ASM
