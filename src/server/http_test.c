@@ -104,7 +104,8 @@ static void test_tcp(void)
     CHECK(http_server_start(&s, &cfg, err) == CUZK_OK, "start: %s", err);
     if (!s)
         return;
-    const char *addr = http_server_addr(s);
+    char addr[160];
+    snprintf(addr, sizeof addr, "%s", http_server_addr(s));
     int port = atoi(strrchr(addr, ':') + 1);
     CHECK(!strncmp(addr, "127.0.0.1:", 10) && port > 0, "bound address %s", addr);
 
