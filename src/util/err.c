@@ -41,12 +41,21 @@ void cuzk_err_prefix(char *err, const char *fmt, ...)
 {
     if (!err)
         return;
-    char prefix[CUZK_ERRLEN], old[CUZK_ERRLEN];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(prefix, sizeof prefix, fmt, ap);
-    va_end(ap);
+    char old[CUZK_ERRLEN];
     memcpy(old, err, CUZK_ERRLEN);
     old[CUZK_ERRLEN - 1] = 0;
-    snprintf(err, CUZK_ERRLEN, "%s: %s", prefix, old);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(err, CUZK_ERRLEN, fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= CUZK_ERRLEN - 2)
+        return;
+    size_t at = (size_t)n;
+    err[at++] = ':';
+    err[at++] = ' ';
+    size_t room = CUZK_ERRLEN - at - 1, len = strlen(old);
+    if (len > room)
+        len = room;
+    memcpy(err + at, old, len);
+    err[at + len] = 0;
 }
