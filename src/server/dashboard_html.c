@@ -61,7 +61,7 @@ const char dashboard_html[] =
     "<main>\n"
     "  <section class=\"wide\">\n"
     "    <h2>GPU utilisation (200 ms samples, last 60 s)</h2>\n"
-    "    <canvas id=\"gpu-graph\" width=\"1200\" height=\"180\" data-samples=\"0\" data-devices=\"0\"></canvas>\n"
+    "    <canvas id=\"gpu-graph\" width=\"1200\" height=\"180\" data-samples=\"0\" data-devices=\"0\" data-max-busy=\"0\"></canvas>\n"
     "    <div class=\"legend\" id=\"gpu-legend\"></div>\n"
     "  </section>\n"
     "  <section>\n"
@@ -143,13 +143,14 @@ const char dashboard_html[] =
     "  const devs = (tl && tl.devices) || [];\n"
     "  const now = (tl && tl.now_ms) || Date.now();\n"
     "  const window = 60000;\n"
-    "  let total = 0;\n"
+    "  let total = 0, maxBusy = 0;\n"
     "  const legend = $(\"gpu-legend\");\n"
     "  legend.replaceChildren();\n"
     "  devs.forEach((d, k) => {\n"
     "    const col = COLORS[k % COLORS.length];\n"
     "    const s = d.samples || [];\n"
     "    total += s.length;\n"
+    "    for (const [, b] of s) maxBusy = Math.max(maxBusy, Number(b) || 0);\n"
     "    ctx.strokeStyle = col; ctx.lineWidth = 1.5; ctx.beginPath();\n"
     "    s.forEach(([t, b], i) => {\n"
     "      const x = pad + 16 + (1 - (now - t) / window) * (W - pad - 20);\n"
@@ -166,6 +167,7 @@ const char dashboard_html[] =
     "  });\n"
     "  if (!devs.length) legend.appendChild(el(\"span\", \"\", \"no device timeline yet\"));\n"
     "  c.dataset.samples = String(total);\n"
+    "  c.dataset.maxBusy = maxBusy.toFixed(3);\n"
     "  c.dataset.devices = String(devs.length);\n"
     "}\n"
     "\n"
@@ -299,4 +301,4 @@ const char dashboard_html[] =
     "</body>\n"
     "</html>\n"
     ;
-const unsigned long dashboard_html_len = 13308;
+const unsigned long dashboard_html_len = 13453;
