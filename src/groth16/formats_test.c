@@ -1,8 +1,8 @@
 /* formats_test.c - tests of the .zkey/.wtns/.r1cs readers (formats.c).
  *
  * Builds synthetic files byte by byte from the layouts in shared/FORMATS.md (an
- * independent writer, not formats.c), then breaks them one way at a time (truncated at
- * every byte, wrong magic/version/curve, counts that disagree, bad records, duplicate or
+ * independent writer, not formats.c), then breaks them one way at a time (truncated inside
+ * the header and at and inside every section, wrong magic/version/curve, counts that disagree, bad records, duplicate or
  * missing sections, empty and missing files) and asserts the error code and a message
  * substring. Valid snarkjs-made fixtures under tests/data/<curve>/<circuit>/ (or the
  * directory given as argv[1]) are opened and cross-checked against each other and against
@@ -316,24 +316,53 @@ static void expect(open_fn fn, const bin *f, cuzk_err code, const char *substr, 
         CHECK(strstr(err, path) != NULL, "%s: message \"%s\" does not name the file", what, err);
 }
 
-/* every prefix of the file must fail with EFORMAT and a truncation message */
+/* Cut points: inside the container header, and for every section its table entry (start,
+ * inside, end) and its payload (first byte, second byte, middle, last byte). */
+static size_t cut_points(const bin *f, size_t *cuts, size_t cap)
+{
+    size_t n = 0, off = 12;
+    static const size_t head[] = {0, 1, 4, 8, 11};
+    for (size_t i = 0; i < sizeof head / sizeof head[0] && n < cap; i++)
+        cuts[n++] = head[i];
+    for (int i = 0; i < f->n && n + 8 <= cap; i++) {
+        size_t sz = f->s[i].b.n, pay = off + 12;
+        cuts[n++] = off;
+        cuts[n++] = off + 1;
+        cuts[n++] = off + 4;
+        cuts[n++] = off + 11;
+        if (sz) {
+            cuts[n++] = pay;
+            cuts[n++] = pay + sz / 2;
+            cuts[n++] = pay + sz - 1;
+            if (sz > 1)
+                cuts[n++] = pay + 1;
+        }
+        off = pay + sz;
+    }
+    return n;
+}
+
+/* every cut must fail with EFORMAT and a truncation message */
 static void truncation_sweep(open_fn fn, const bin *f, const char *what)
 {
     bytes b = bin_bytes(f);
+    size_t cuts[256];
+    size_t ncut = cut_points(f, cuts, 256);
     int bad = 0;
-    for (size_t cut = 0; cut < b.n && bad < 5; cut++) {
+    for (size_t k = 0; k < ncut && bad < 5; k++) {
+        size_t cut = cuts[k];
         char err[CUZK_ERRLEN] = "";
         const char *path = write_file("cut.bin", b.p, cut);
         cuzk_err rc = fn(path, err);
         int ok_msg = cut == 0 ? strstr(err, "empty") != NULL
                      : cut < 12 ? strstr(err, "too short") != NULL
                                 : strstr(err, "truncated") != NULL;
+        checks++;
         if (rc != CUZK_EFORMAT || !ok_msg) {
             bad++;
             CHECK(0, "%s cut at %zu of %zu: code %d, message: %s", what, cut, b.n, rc, err);
         }
     }
-    checks++;
     free(b.p);
 }
 
@@ -859,7 +888,10 @@ static int test_fixtures(const char *root)
 
 int main(int argc, char **argv)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    /* many small files are written: prefer a RAM file system */
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR")
+                       : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                                                       : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/formats_test.XXXXXX", base);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");

@@ -410,7 +410,7 @@ typedef struct jr {
 static cuzk_err jr_load(json_t **root, const char *path, char *err)
 {
     json_error_t je;
-    *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    *root = json_load_file(path, 0, &je);
     if (*root)
         return CUZK_OK;
     if (json_error_code(&je) == json_error_cannot_open_file)
