@@ -1,0 +1,915 @@
+/* engine.c - the engine's public API (engine.h): lifecycle, submission with journaling,
+ * job lookup, long-poll wait, cancel, proof fetch, key preload/evict, crash recovery and
+ * the janitor that expires proofs. The worker threads live in pipeline.c, the key cache
+ * and buffer pool in keys.c, status/metrics in engine_status.c.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/engine_internal.h"
+#include "util/log.h"
+
+int64_t eng_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t eng_now_ms(void)
+{
+    return eng_now_us() / 1000;
+}
+
+static void cond_init_mono(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(cv, &ca);
+    pthread_condattr_destroy(&ca);
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[ENGINE_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) && errno != EEXIST ? -1 : 0;
+}
+
+static uint64_t auto_budget(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psize = sysconf(_SC_PAGESIZE);
+    uint64_t total = pages > 0 && psize > 0 ? (uint64_t)pages * (uint64_t)psize : (uint64_t)4 << 30;
+    uint64_t b = total > ENGINE_BUDGET_MARGIN ? total - ENGINE_BUDGET_MARGIN : 0;
+    return b < ((uint64_t)256 << 20) ? (uint64_t)256 << 20 : b;
+}
+
+cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
+{
+    *out = NULL;
+    engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory");
+    engine_config def;
+    engine_config_defaults(&def);
+    e->cfg = *cfg;
+    if (!e->cfg.data_dir || !*e->cfg.data_dir)
+        e->cfg.data_dir = def.data_dir;
+    if (e->cfg.gpu_workers <= 0)
+        e->cfg.gpu_workers = def.gpu_workers;
+    if (e->cfg.synth_workers <= 0)
+        e->cfg.synth_workers = def.synth_workers;
+    if (e->cfg.finalizers <= 0)
+        e->cfg.finalizers = def.finalizers;
+    if (e->cfg.queue_depth <= 0)
+        e->cfg.queue_depth = def.queue_depth;
+    if (e->cfg.cpu_threads <= 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        e->cfg.cpu_threads = n > 1 ? (int)(n / 2) : 1;
+    }
+    if (e->cfg.proof_ttl_s <= 0)
+        e->cfg.proof_ttl_s = def.proof_ttl_s;
+    if (e->cfg.fetch_grace_s <= 0)
+        e->cfg.fetch_grace_s = def.fetch_grace_s;
+    snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
+    e->cfg.data_dir = e->data_dir;
+    char path[ENGINE_PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/witness", e->data_dir);
+    if (mkdir_p(path)) {
+        cuzk_errf(err, CUZK_EIO, "data dir %s: cannot create: %s", e->data_dir, strerror(errno));
+        free(e);
+        return CUZK_EIO;
+    }
+    snprintf(path, sizeof path, "%s/journal.db", e->data_dir);
+    cuzk_err rc = store_sqlite_open(&e->st, path, err);
+    if (rc) {
+        free(e);
+        return rc;
+    }
+    budget_init(&e->bud, e->cfg.budget_bytes ? e->cfg.budget_bytes : auto_budget());
+    pthread_mutex_init(&e->mu, NULL);
+    pthread_mutex_init(&e->rq_mu, NULL);
+    pthread_mutex_init(&e->fq_mu, NULL);
+    pthread_mutex_init(&e->be_mu, NULL);
+    pthread_mutex_init(&e->bp_mu, NULL);
+    pthread_mutex_init(&e->submit_mu, NULL);
+    for (int d = 0; d < ENGINE_MAX_DEVICES; d++)
+        pthread_mutex_init(&e->dev_mu[d], NULL);
+    pthread_cond_t *cvs[] = {&e->cv_sched, &e->cv_synth, &e->cv_job, &e->cv_key, &e->cv_rq_item,
+                             &e->cv_rq_space, &e->cv_fq_item, &e->cv_fq_space, &e->cv_janitor};
+    for (size_t i = 0; i < sizeof cvs / sizeof cvs[0]; i++)
+        cond_init_mono(cvs[i]);
+    pq_init(&e->sched);
+    pq_init(&e->synthq);
+    pq_init(&e->readyq);
+    *out = e;
+    return CUZK_OK;
+}
+
+/* ---- jobs table ---- */
+
+static int64_t id_parse(const char *id)
+{
+    if (!id || strncmp(id, "j-", 2))
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(id + 2, &end, 10);
+    return *end || errno || v <= 0 ? -1 : (int64_t)v;
+}
+
+ejob *eng_job_find(engine *e, const char *id)
+{
+    int64_t v = id_parse(id);
+    size_t lo = 0, hi = e->n_jobs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (e->jobs[mid]->id < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < e->n_jobs && e->jobs[lo]->id == v ? e->jobs[lo] : NULL;
+}
+
+/* inserts j keeping the table sorted by id (e->mu held); -1 on OOM */
+static int jobs_add(engine *e, ejob *j)
+{
+    if (e->n_jobs == e->cap_jobs) {
+        size_t cap = e->cap_jobs ? 2 * e->cap_jobs : 64;
+        ejob **v = realloc(e->jobs, cap * sizeof *v);
+        if (!v)
+            return -1;
+        e->jobs = v;
+        e->cap_jobs = cap;
+    }
+    size_t at = e->n_jobs;
+    while (at > 0 && e->jobs[at - 1]->id > j->id)
+        at--;
+    memmove(&e->jobs[at + 1], &e->jobs[at], (e->n_jobs - at) * sizeof *e->jobs);
+    e->jobs[at] = j;
+    e->n_jobs++;
+    return 0;
+}
+
+static ejob *job_alloc(int64_t id, uint32_t n_parts)
+{
+    ejob *j = calloc(1, sizeof *j);
+    if (!j)
+        return NULL;
+    j->parts = calloc(n_parts ? n_parts : 1, sizeof *j->parts);
+    if (!j->parts) {
+        free(j);
+        return NULL;
+    }
+    j->id = id;
+    snprintf(j->ids, sizeof j->ids, "j-%lld", (long long)id);
+    j->n_parts = n_parts;
+    for (uint32_t i = 0; i < n_parts; i++) {
+        j->parts[i].job = j;
+        j->parts[i].index = i;
+        j->parts[i].dev = j->parts[i].worker = -1;
+    }
+    return j;
+}
+
+static void job_free(ejob *j)
+{
+    if (!j)
+        return;
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        free(j->parts[i].buf);
+        public_free(&j->parts[i].pub);
+    }
+    free(j->parts);
+    free(j);
+}
+
+static int is_terminal(engine_job_state s)
+{
+    return s == JOB_DONE || s == JOB_FAILED || s == JOB_CANCELED;
+}
+
+void eng_job_finish(engine *e, ejob *j, engine_job_state st, const char *error)
+{
+    pthread_mutex_lock(&e->mu);
+    if (is_terminal(j->state)) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    j->state = st;
+    j->finished_ms = eng_now_ms();
+    snprintf(j->error, sizeof j->error, "%s", error ? error : "");
+    if (st != JOB_DONE)
+        __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
+    e->jobs_total[j->kind][st]++;
+    int64_t id = j->id, fin = j->finished_ms;
+    char why[CUZK_ERRLEN];
+    snprintf(why, sizeof why, "%s", j->error);
+    pthread_mutex_unlock(&e->mu);
+    char err[CUZK_ERRLEN];
+    if (e->st->job_set_state(e->st, id, (int)st, fin, why, err))
+        LOG(LOG_ERROR, "j-%lld: %s", (long long)id, err);
+    LOG(LOG_INFO, "j-%lld %s%s%s", (long long)id, engine_job_state_name(st), why[0] ? ": " : "", why);
+    pthread_mutex_lock(&e->mu);
+    pthread_cond_broadcast(&e->cv_job);
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* sizes of one partition of a key: workspace + witness copy + mapped witness file */
+static void job_sizes(engine *e, ejob *j, const zkey_file *z, uint64_t wfile_max)
+{
+    j->file_bytes = wfile_max;
+    j->part_bytes = (uint64_t)groth16_ws_size(z) + 32ull * z->n_vars + wfile_max;
+    j->key_bytes = key_bytes_estimate(z, e->n_dev);
+}
+
+/* ---- recovery ---- */
+
+typedef struct recover_ctx {
+    engine *e;
+    int n_requeued, n_failed, n_loaded;
+} recover_ctx;
+
+static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
+{
+    recover_ctx *rc = vctx;
+    engine *e = rc->e;
+    ejob *j = job_alloc(sj->id, sj->n_parts);
+    if (!j) {
+        LOG(LOG_ERROR, "recovery: out of memory for j-%lld", (long long)sj->id);
+        return;
+    }
+    j->kind = (unsigned)sj->kind < KIND_COUNT ? (engine_kind)sj->kind : KIND_CUSTOM;
+    j->prio = (unsigned)sj->priority < PRIO_COUNT ? (engine_priority)sj->priority : PRIO_NORMAL;
+    j->state = (engine_job_state)sj->state;
+    snprintf(j->zkey, sizeof j->zkey, "%s", sj->zkey);
+    snprintf(j->idem, sizeof j->idem, "%s", sj->idem);
+    j->submitted_ms = sj->submitted_ms;
+    j->finished_ms = sj->finished_ms;
+    j->fetched_ms = sj->fetched_ms;
+    snprintf(j->error, sizeof j->error, "%s", sj->error);
+    uint64_t wmax = 0;
+    for (uint32_t i = 0; i < sj->n_parts; i++) {
+        epart *p = &j->parts[i];
+        snprintf(p->witness, sizeof p->witness, "%s", sp[i].witness);
+        p->owned = sp[i].owned;
+        p->attempts = 0;
+        p->state = sp[i].state == PART_DONE ? PART_DONE : is_terminal(j->state) ? PART_CANCELED : PART_QUEUED;
+        if (j->state == JOB_DONE)
+            p->state = PART_DONE;
+        if (p->state == PART_DONE)
+            j->n_done++;
+        struct stat stt;
+        if (p->state == PART_QUEUED && !stat(p->witness, &stt) && (uint64_t)stt.st_size > wmax)
+            wmax = (uint64_t)stt.st_size;
+    }
+    pthread_mutex_lock(&e->mu);
+    int fail = jobs_add(e, j);
+    pthread_mutex_unlock(&e->mu);
+    if (fail) {
+        job_free(j);
+        return;
+    }
+    rc->n_loaded++;
+    if (is_terminal(j->state))
+        return;
+    /* acknowledged and not finished: prove what is missing */
+    j->state = JOB_QUEUED;
+    if (j->n_done == j->n_parts) {
+        eng_job_finish(e, j, JOB_DONE, "");
+        return;
+    }
+    char err[CUZK_ERRLEN];
+    zkey_file z;
+    if (zkey_open(&z, j->zkey, err)) {
+        char why[CUZK_ERRLEN];
+        snprintf(why, sizeof why, "after restart: %.450s", err);
+        eng_job_finish(e, j, JOB_FAILED, why);
+        rc->n_failed++;
+        return;
+    }
+    job_sizes(e, j, &z, wmax);
+    zkey_close(&z);
+    pthread_mutex_lock(&e->mu);
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        epart *p = &j->parts[i];
+        if (p->state != PART_QUEUED)
+            continue;
+        p->seq = ++e->seq;
+        pipeline_enqueue(e, p);
+    }
+    pthread_mutex_unlock(&e->mu);
+    rc->n_requeued++;
+}
+
+/* ---- janitor: expiry of proofs ---- */
+
+static int job_quiet(const ejob *j)
+{
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        engine_part_state s = j->parts[i].state;
+        if (s != PART_DONE && s != PART_FAILED && s != PART_CANCELED && s != PART_QUEUED)
+            return 0;
+    }
+    return 1;
+}
+
+static void janitor_sweep(engine *e)
+{
+    int64_t now = eng_now_ms();
+    for (;;) {
+        ejob *victim = NULL;
+        pthread_mutex_lock(&e->mu);
+        for (size_t i = 0; i < e->n_jobs && !victim; i++) {
+            ejob *j = e->jobs[i];
+            if (!is_terminal(j->state) || !job_quiet(j))
+                continue;
+            int64_t ttl_end = j->finished_ms + e->cfg.proof_ttl_s * 1000;
+            int64_t grace_end = j->fetched_ms ? j->fetched_ms + e->cfg.fetch_grace_s * 1000 : INT64_MAX;
+            if (now >= ttl_end || now >= grace_end) {
+                victim = j;
+                memmove(&e->jobs[i], &e->jobs[i + 1], (e->n_jobs - i - 1) * sizeof *e->jobs);
+                e->n_jobs--;
+            }
+        }
+        pthread_mutex_unlock(&e->mu);
+        if (!victim)
+            return;
+        char err[CUZK_ERRLEN];
+        if (e->st->job_delete(e->st, victim->id, err))
+            LOG(LOG_ERROR, "%s: %s", victim->ids, err);
+        for (uint32_t i = 0; i < victim->n_parts; i++)
+            if (victim->parts[i].owned)
+                unlink(victim->parts[i].witness);
+        LOG(LOG_INFO, "%s expired and purged", victim->ids);
+        job_free(victim);
+    }
+}
+
+static void *janitor_main(void *arg)
+{
+    engine *e = arg;
+    pthread_mutex_lock(&e->mu);
+    while (e->running) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_nsec += 500000000L;
+        ts.tv_sec += ts.tv_nsec / 1000000000L;
+        ts.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&e->cv_janitor, &e->mu, &ts);
+        if (!e->running)
+            break;
+        pthread_mutex_unlock(&e->mu);
+        janitor_sweep(e);
+        pthread_mutex_lock(&e->mu);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+cuzk_err engine_start(engine *e, char *err)
+{
+    if (e->started)
+        return CUZK_OK;
+    int ngpu = gpu_device_count();
+    if (e->cfg.backend == ENGINE_BACKEND_GPU && ngpu <= 0)
+        return cuzk_errf(err, CUZK_ENODEV, "backend gpu: no usable GPU (built %s CUDA)",
+#ifdef CUZK_HAVE_CUDA
+                         "with"
+#else
+                         "without"
+#endif
+        );
+    e->use_gpu = e->cfg.backend != ENGINE_BACKEND_CPU && ngpu > 0;
+    e->n_dev = e->use_gpu ? (ngpu < ENGINE_MAX_DEVICES ? ngpu : ENGINE_MAX_DEVICES) : 1;
+    e->started_us = eng_now_us();
+    e->trk = tracker_create(e->n_dev, e->cfg.gpu_workers, 200000, e->started_us);
+    if (!e->trk)
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory for the tracker");
+    e->running = 1;
+    recover_ctx rc = {e, 0, 0, 0};
+    cuzk_err r = e->st->load_all(e->st, recover_one, &rc, err);
+    if (r) {
+        e->running = 0;
+        return r;
+    }
+    pthread_mutex_lock(&e->mu);
+    if (e->n_jobs)
+        e->seq = e->seq > 0 ? e->seq : 1;
+    pthread_mutex_unlock(&e->mu);
+    if (rc.n_loaded)
+        LOG(LOG_INFO, "journal: %d jobs, %d re-queued, %d failed on recovery", rc.n_loaded, rc.n_requeued,
+            rc.n_failed);
+    if ((r = pipeline_start(e, err))) {
+        engine_stop(e);
+        return r;
+    }
+    if (pthread_create(&e->janitor, NULL, janitor_main, e)) {
+        engine_stop(e);
+        return cuzk_errf(err, CUZK_ENOMEM, "cannot start the janitor thread");
+    }
+    e->janitor_started = 1;
+    e->started = 1;
+    uint64_t total;
+    budget_snapshot(&e->bud, &total, NULL, NULL, NULL, NULL, NULL);
+    LOG(LOG_INFO, "engine: %s x%d, %d workers per device, %d synthesis workers, budget %llu MiB, data %s",
+        e->use_gpu ? "gpu" : "cpu", e->n_dev, e->cfg.gpu_workers, e->cfg.synth_workers,
+        (unsigned long long)(total >> 20), e->data_dir);
+    return CUZK_OK;
+}
+
+void engine_stop(engine *e)
+{
+    if (!e)
+        return;
+    pipeline_stop(e);
+    pthread_mutex_lock(&e->mu);
+    e->running = 0;
+    pthread_cond_broadcast(&e->cv_janitor);
+    pthread_cond_broadcast(&e->cv_job);
+    pthread_mutex_unlock(&e->mu);
+    if (e->janitor_started) {
+        pthread_join(e->janitor, NULL);
+        e->janitor_started = 0;
+    }
+    e->started = 0;
+}
+
+void engine_destroy(engine *e)
+{
+    if (!e)
+        return;
+    engine_stop(e);
+    for (size_t i = 0; i < e->n_jobs; i++)
+        job_free(e->jobs[i]);
+    free(e->jobs);
+    while (e->keys) {
+        ekey *k = e->keys;
+        e->keys = k->next;
+        key_free(e, k);
+    }
+    bufpool_trim(e);
+    for (int c = 0; c < CURVE_COUNT; c++) {
+        if (e->synth_be[c])
+            e->synth_be[c]->destroy(e->synth_be[c]);
+        for (int d = 0; d < ENGINE_MAX_DEVICES; d++)
+            if (e->dev_be[c][d])
+                e->dev_be[c][d]->destroy(e->dev_be[c][d]);
+    }
+    pq_free(&e->sched);
+    pq_free(&e->synthq);
+    pq_free(&e->readyq);
+    free(e->finq);
+    free(e->workers);
+    tracker_destroy(e->trk);
+    if (e->st)
+        e->st->close(e->st);
+    budget_destroy(&e->bud);
+    free(e);
+}
+
+/* ---- submission ---- */
+
+/* writes an uploaded witness into the data dir (fsync'd, so the journal never names a
+ * file that a crash lost) */
+static cuzk_err witness_save(engine *e, const uint8_t *data, size_t n, char *path, size_t cap, char *err)
+{
+    static _Atomic unsigned long counter;
+    snprintf(path, cap, "%s/witness/w-%lld-%d-%lu.wtns", e->data_dir, (long long)eng_now_us(), (int)getpid(),
+             atomic_fetch_add(&counter, 1));
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    if (fd < 0)
+        return cuzk_errf(err, CUZK_EIO, "%s: cannot create: %s", path, strerror(errno));
+    size_t off = 0;
+    while (off < n) {
+        ssize_t k = write(fd, data + off, n - off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            cuzk_errf(err, CUZK_EIO, "%s: write failed: %s", path, strerror(errno));
+            close(fd);
+            unlink(path);
+            return CUZK_EIO;
+        }
+        off += (size_t)k;
+    }
+    if (fsync(fd) || close(fd)) {
+        cuzk_errf(err, CUZK_EIO, "%s: fsync failed: %s", path, strerror(errno));
+        unlink(path);
+        return CUZK_EIO;
+    }
+    return CUZK_OK;
+}
+
+static void fmt_bytes(char *out, size_t cap, uint64_t b)
+{
+    if (b >= (1ull << 30))
+        snprintf(out, cap, "%llu bytes (%.2f GiB)", (unsigned long long)b, (double)b / (1u << 30));
+    else
+        snprintf(out, cap, "%llu bytes (%.1f MiB)", (unsigned long long)b, (double)b / (1u << 20));
+}
+
+static void info_fill(const ejob *j, engine_job_info *out)
+{
+    memset(out, 0, sizeof *out);
+    snprintf(out->id, sizeof out->id, "%s", j->ids);
+    out->state = j->state;
+    out->kind = j->kind;
+    out->priority = j->prio;
+    out->n_partitions = j->n_parts;
+    out->n_done = j->n_done;
+    out->submitted_ms = j->submitted_ms;
+    out->finished_ms = j->finished_ms;
+    snprintf(out->error, sizeof out->error, "%s", j->error);
+}
+
+cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID_LEN], int *existed, char *err)
+{
+    int dummy;
+    if (!existed)
+        existed = &dummy;
+    *existed = 0;
+    id[0] = 0;
+    if (!e->started)
+        return cuzk_errf(err, CUZK_EINVAL, "engine is not running");
+    if (!spec->zkey_path || !*spec->zkey_path)
+        return cuzk_errf(err, CUZK_EINVAL, "zkey path is required");
+    if (strlen(spec->zkey_path) >= ENGINE_PATH_MAX)
+        return cuzk_errf(err, CUZK_EINVAL, "zkey path is longer than %d bytes", ENGINE_PATH_MAX - 1);
+    if (spec->n_partitions < 1 || spec->n_partitions > ENGINE_MAX_PARTITIONS)
+        return cuzk_errf(err, CUZK_EINVAL, "a job needs 1 to %d witnesses, got %zu", ENGINE_MAX_PARTITIONS,
+                         spec->n_partitions);
+    if (!spec->witness_paths == !spec->witness_data)
+        return cuzk_errf(err, CUZK_EINVAL, "give the witnesses either as paths or as uploaded data, not %s",
+                         spec->witness_paths ? "both" : "neither");
+    if (spec->witness_data && !spec->witness_sizes)
+        return cuzk_errf(err, CUZK_EINVAL, "uploaded witnesses need their sizes");
+    if ((unsigned)spec->kind >= KIND_COUNT)
+        return cuzk_errf(err, CUZK_EINVAL, "unknown job kind %d", (int)spec->kind);
+    if (spec->priority != -1 && (spec->priority < 0 || spec->priority >= PRIO_COUNT))
+        return cuzk_errf(err, CUZK_EINVAL, "unknown priority %d", spec->priority);
+    const char *idem = spec->idempotency_key ? spec->idempotency_key : "";
+    if (strlen(idem) > 200)
+        return cuzk_errf(err, CUZK_EINVAL, "idempotency key is longer than 200 bytes");
+
+    /* a known idempotency key answers at once */
+    if (*idem) {
+        pthread_mutex_lock(&e->mu);
+        for (size_t i = 0; i < e->n_jobs; i++)
+            if (!strcmp(e->jobs[i]->idem, idem)) {
+                snprintf(id, ENGINE_ID_LEN, "%s", e->jobs[i]->ids);
+                *existed = 1;
+                break;
+            }
+        pthread_mutex_unlock(&e->mu);
+        if (*existed)
+            return CUZK_OK;
+    }
+
+    size_t n = spec->n_partitions;
+    store_part *parts = calloc(n, sizeof *parts);
+    ejob *j = job_alloc(0, (uint32_t)n);
+    zkey_file z;
+    int z_open = 0;
+    cuzk_err rc = CUZK_OK;
+    if (!parts || !j) {
+        rc = cuzk_errf(err, CUZK_ENOMEM, "out of memory");
+        goto fail;
+    }
+    char zpath[PATH_MAX];
+    if (!realpath(spec->zkey_path, zpath)) {
+        rc = cuzk_errf(err, CUZK_EIO, "%s: cannot open: %s", spec->zkey_path, strerror(errno));
+        goto fail;
+    }
+    if ((rc = zkey_open(&z, zpath, err)))
+        goto fail;
+    z_open = 1;
+    uint64_t wmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        store_part *sp = &parts[i];
+        sp->index = (uint32_t)i;
+        sp->state = PART_QUEUED;
+        if (spec->witness_data) {
+            if (!spec->witness_data[i]) {
+                rc = cuzk_errf(err, CUZK_EINVAL, "witness %zu: no data", i);
+                goto fail;
+            }
+            if ((rc = witness_save(e, spec->witness_data[i], spec->witness_sizes[i], sp->witness,
+                                   sizeof sp->witness, err)))
+                goto fail;
+            sp->owned = 1;
+        } else {
+            const char *wp = spec->witness_paths[i];
+            char rp[PATH_MAX];
+            if (!wp || !realpath(wp, rp)) {
+                rc = cuzk_errf(err, CUZK_EIO, "witness %zu: %s: cannot open: %s", i, wp ? wp : "(null)",
+                               wp ? strerror(errno) : "no path");
+                goto fail;
+            }
+            if (strlen(rp) >= sizeof sp->witness) {
+                rc = cuzk_errf(err, CUZK_EINVAL, "witness %zu: path too long", i);
+                goto fail;
+            }
+            snprintf(sp->witness, sizeof sp->witness, "%s", rp);
+        }
+        wtns_file w;
+        if ((rc = wtns_open(&w, sp->witness, err))) {
+            cuzk_err_prefix(err, "witness %zu", i);
+            goto fail;
+        }
+        rc = zkey_check_witness(&z, &w, err);
+        if (w.map.size > wmax)
+            wmax = w.map.size;
+        wtns_close(&w);
+        if (rc) {
+            cuzk_err_prefix(err, "witness %zu", i);
+            goto fail;
+        }
+    }
+    job_sizes(e, j, &z, wmax);
+    uint64_t total;
+    budget_snapshot(&e->bud, &total, NULL, NULL, NULL, NULL, NULL);
+    if (j->part_bytes + j->key_bytes > total) {
+        char a[64], b[64], c[64], d[64];
+        fmt_bytes(a, sizeof a, j->part_bytes + j->key_bytes);
+        fmt_bytes(b, sizeof b, j->part_bytes);
+        fmt_bytes(c, sizeof c, j->key_bytes);
+        fmt_bytes(d, sizeof d, total);
+        rc = cuzk_errf(err, CUZK_EBUDGET,
+                       "one partition needs %s (workspace and witness %s + proving key %s) but the memory budget "
+                       "is %s",
+                       a, b, c, d);
+        goto fail;
+    }
+    zkey_close(&z);
+    z_open = 0;
+
+    store_job sj;
+    memset(&sj, 0, sizeof sj);
+    sj.kind = (int)spec->kind;
+    sj.priority = spec->priority == -1 ? (int)engine_kind_default_priority(spec->kind) : spec->priority;
+    sj.state = JOB_QUEUED;
+    snprintf(sj.zkey, sizeof sj.zkey, "%s", zpath);
+    snprintf(sj.idem, sizeof sj.idem, "%s", idem);
+    sj.n_parts = (uint32_t)n;
+    sj.submitted_ms = eng_now_ms();
+    pthread_mutex_lock(&e->submit_mu);
+    rc = e->st->job_insert(e->st, &sj, parts, existed, err);
+    if (rc || *existed) {
+        pthread_mutex_unlock(&e->submit_mu);
+        if (!rc)
+            snprintf(id, ENGINE_ID_LEN, "j-%lld", (long long)sj.id);
+        goto fail; /* also the cleanup path for an existing key */
+    }
+    j->id = sj.id;
+    snprintf(j->ids, sizeof j->ids, "j-%lld", (long long)sj.id);
+    j->kind = spec->kind;
+    j->prio = (engine_priority)sj.priority;
+    j->state = JOB_QUEUED;
+    snprintf(j->zkey, sizeof j->zkey, "%s", zpath);
+    snprintf(j->idem, sizeof j->idem, "%s", idem);
+    j->submitted_ms = sj.submitted_ms;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(j->parts[i].witness, sizeof j->parts[i].witness, "%s", parts[i].witness);
+        j->parts[i].owned = parts[i].owned;
+    }
+    pthread_mutex_lock(&e->mu);
+    if (jobs_add(e, j)) {
+        pthread_mutex_unlock(&e->mu);
+        pthread_mutex_unlock(&e->submit_mu);
+        /* journaled: it will run after a restart; report the memory problem now */
+        free(parts);
+        job_free(j);
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory (job j-%lld is journaled)", (long long)sj.id);
+    }
+    e->jobs_total[j->kind][JOB_QUEUED]++;
+    for (size_t i = 0; i < n; i++) {
+        j->parts[i].seq = ++e->seq;
+        pipeline_enqueue(e, &j->parts[i]);
+    }
+    pthread_mutex_unlock(&e->mu);
+    pthread_mutex_unlock(&e->submit_mu);
+    snprintf(id, ENGINE_ID_LEN, "%s", j->ids);
+    free(parts);
+    LOG(LOG_INFO, "%s submitted: %s, %zu partition(s), priority %s", j->ids, engine_kind_name(j->kind), n,
+        engine_priority_name(j->prio));
+    return CUZK_OK;
+fail:
+    if (z_open)
+        zkey_close(&z);
+    if (parts)
+        for (size_t i = 0; i < n; i++)
+            if (parts[i].owned)
+                unlink(parts[i].witness);
+    free(parts);
+    job_free(j);
+    return rc;
+}
+
+/* ---- queries ---- */
+
+cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *err)
+{
+    pthread_mutex_lock(&e->mu);
+    ejob *j = eng_job_find(e, id);
+    if (j)
+        info_fill(j, out);
+    pthread_mutex_unlock(&e->mu);
+    return j ? CUZK_OK : cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");
+}
+
+cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_info *out, char *err)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    if (timeout_ms >= 0) {
+        until.tv_sec += timeout_ms / 1000;
+        until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+    }
+    cuzk_err rc;
+    pthread_mutex_lock(&e->mu);
+    for (;;) {
+        ejob *j = eng_job_find(e, id);
+        if (!j) {
+            rc = cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");
+            break;
+        }
+        info_fill(j, out);
+        if (is_terminal(j->state)) {
+            rc = CUZK_OK;
+            break;
+        }
+        if (!e->running) {
+            rc = cuzk_errf(err, CUZK_ETIMEOUT, "engine is stopping; %s is %s", j->ids,
+                           engine_job_state_name(j->state));
+            break;
+        }
+        int w = timeout_ms >= 0 ? pthread_cond_timedwait(&e->cv_job, &e->mu, &until)
+                                : pthread_cond_wait(&e->cv_job, &e->mu);
+        if (w == ETIMEDOUT) {
+            info_fill(j, out);
+            rc = is_terminal(j->state) ? CUZK_OK
+                                       : cuzk_errf(err, CUZK_ETIMEOUT, "%s is still %s after %lld ms", j->ids,
+                                                   engine_job_state_name(j->state), (long long)timeout_ms);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+cuzk_err engine_cancel(engine *e, const char *id, char *err)
+{
+    pthread_mutex_lock(&e->mu);
+    ejob *j = eng_job_find(e, id);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");
+    }
+    if (j->state == JOB_CANCELED) {
+        pthread_mutex_unlock(&e->mu);
+        return CUZK_OK;
+    }
+    if (j->state == JOB_DONE || j->state == JOB_FAILED) {
+        engine_job_state s = j->state;
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_errf(err, CUZK_EINVAL, "job %s is already %s", id, engine_job_state_name(s));
+    }
+    __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
+    pipeline_remove_job_locked(e, j);
+    pthread_mutex_unlock(&e->mu);
+    eng_job_finish(e, j, JOB_CANCELED, "canceled by request");
+    /* wake synthesis workers waiting for device-queue space so they drop it now */
+    pthread_mutex_lock(&e->rq_mu);
+    pthread_cond_broadcast(&e->cv_rq_space);
+    pthread_mutex_unlock(&e->rq_mu);
+    return CUZK_OK;
+}
+
+cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **proof_json, char **public_json,
+                            char *err)
+{
+    *proof_json = *public_json = NULL;
+    pthread_mutex_lock(&e->mu);
+    ejob *j = eng_job_find(e, id);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s (never submitted, or its proofs expired)",
+                         id ? id : "(null)");
+    }
+    if (j->state != JOB_DONE) {
+        engine_job_state s = j->state;
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_errf(err, CUZK_EINVAL, "job %s is %s, not done", id, engine_job_state_name(s));
+    }
+    if (part >= j->n_parts) {
+        uint32_t np = j->n_parts;
+        pthread_mutex_unlock(&e->mu);
+        return cuzk_errf(err, CUZK_ENOTFOUND, "job %s has %u partition(s); there is no partition %u", id, np,
+                         part);
+    }
+    int64_t jid = j->id, first = 0;
+    if (!j->fetched_ms)
+        first = j->fetched_ms = eng_now_ms();
+    pthread_mutex_unlock(&e->mu);
+    if (first) {
+        char e2[CUZK_ERRLEN];
+        if (e->st->job_set_fetched(e->st, jid, first, e2))
+            LOG(LOG_WARN, "%s", e2);
+    }
+    return e->st->part_get_proof(e->st, jid, part, proof_json, public_json, err);
+}
+
+/* ---- keys ---- */
+
+cuzk_err engine_key_preload(engine *e, const char *zkey_path, char *err)
+{
+    char zpath[PATH_MAX];
+    if (!zkey_path || !realpath(zkey_path, zpath))
+        return cuzk_errf(err, CUZK_EIO, "%s: cannot open: %s", zkey_path ? zkey_path : "(null)", strerror(errno));
+    pthread_mutex_lock(&e->mu);
+    ekey *k = key_find(e, zpath);
+    if (!k) {
+        pthread_mutex_unlock(&e->mu);
+        zkey_file z;
+        cuzk_err rc = zkey_open(&z, zpath, err);
+        if (rc)
+            return rc;
+        uint64_t bytes = key_bytes_estimate(&z, e->n_dev), total;
+        zkey_close(&z);
+        budget_snapshot(&e->bud, &total, NULL, NULL, NULL, NULL, NULL);
+        if (bytes > total)
+            return cuzk_errf(err, CUZK_EBUDGET, "key %s needs %llu bytes but the memory budget is %llu bytes",
+                             zpath, (unsigned long long)bytes, (unsigned long long)total);
+        pthread_mutex_lock(&e->mu);
+        key_evict_lru(e, bytes);
+        pthread_mutex_unlock(&e->mu);
+        if (!budget_reserve(&e->bud, bytes, 60000))
+            return cuzk_errf(err, CUZK_ETIMEOUT, "key %s: %llu bytes of budget did not free up within 60 s", zpath,
+                             (unsigned long long)bytes);
+        pthread_mutex_lock(&e->mu);
+        k = key_find(e, zpath); /* someone else may have created it meanwhile */
+        if (k) {
+            pthread_mutex_unlock(&e->mu);
+            budget_release(&e->bud, bytes);
+            pthread_mutex_lock(&e->mu);
+        } else if (!(k = key_new(e, zpath, bytes))) {
+            pthread_mutex_unlock(&e->mu);
+            budget_release(&e->bud, bytes);
+            return cuzk_errf(err, CUZK_ENOMEM, "out of memory");
+        }
+    }
+    k->preloaded = 1;
+    k->refs++;
+    pthread_mutex_unlock(&e->mu);
+    cuzk_err rc = key_ensure(e, k, err);
+    pthread_mutex_lock(&e->mu);
+    k->refs--;
+    pthread_mutex_unlock(&e->mu);
+    return rc;
+}
+
+cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err)
+{
+    char zpath[PATH_MAX];
+    const char *p = zkey_path && realpath(zkey_path, zpath) ? zpath : zkey_path;
+    pthread_mutex_lock(&e->mu);
+    for (ekey **pp = &e->keys; *pp; pp = &(*pp)->next) {
+        ekey *k = *pp;
+        if (strcmp(k->path, p ? p : ""))
+            continue;
+        if (k->refs || k->state == KEY_LOADING) {
+            int refs = k->refs;
+            pthread_mutex_unlock(&e->mu);
+            return cuzk_errf(err, CUZK_EINVAL, "key %s is in use by %d partition(s)", k->path, refs);
+        }
+        *pp = k->next;
+        pthread_mutex_unlock(&e->mu);
+        key_free(e, k);
+        pthread_cond_signal(&e->cv_sched);
+        return CUZK_OK;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return cuzk_errf(err, CUZK_ENOTFOUND, "key %s is not loaded", zkey_path ? zkey_path : "(null)");
+}

@@ -1,0 +1,215 @@
+/* engine_internal.h - the engine's private state, shared by engine.c (API, jobs,
+ * recovery), pipeline.c (the worker threads), keys.c (key cache, buffer pool) and
+ * engine_status.c (status JSON, metrics).
+ *
+ * Locks, in the order they may nest (never the other way round):
+ *   e->mu        jobs table, job/partition states, scheduler and synthesis queues, key cache
+ *   e->rq_mu     device (ready) queue          -- device workers take only this one,
+ *   e->fq_mu     finalize queue                   the device lock, and the tracker's
+ *   e->dev_mu[d] device lock (around device work only)
+ *   e->bp_mu     buffer pool
+ *   budget.mu, tracker mu (leaf locks inside budget.c / tracker.c)
+ */
+#ifndef CUZK_ENGINE_INTERNAL_H
+#define CUZK_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "engine/budget.h"
+#include "engine/engine.h"
+#include "engine/pqueue.h"
+#include "engine/store.h"
+#include "engine/tracker.h"
+#include "groth16/prover.h"
+
+#define ENGINE_PATH_MAX STORE_PATH_MAX
+#define ENGINE_MAX_DEVICES 16
+
+typedef struct ejob ejob;
+
+/* A loaded proving key. Created by the dispatcher (or preload) with its bytes charged to
+ * the budget; loaded by the first user (key_ensure); freed when evicted with refs == 0. */
+typedef struct ekey {
+    char path[ENGINE_PATH_MAX];
+    int state;                 /* KEY_EMPTY, KEY_LOADING, KEY_READY, KEY_FAILED */
+    char error[CUZK_ERRLEN];   /* load failure */
+    zkey_file z;               /* mapped key (valid when READY) */
+    cuzk_vk vk;                /* verification key (READY) */
+    void *ks_synth;            /* key state on the synthesis backend */
+    void *ks_dev[ENGINE_MAX_DEVICES]; /* key state on each device backend */
+    uint64_t bytes;            /* bytes charged to the budget while loaded */
+    int refs;                  /* partitions admitted with this key and not finished */
+    int preloaded;             /* loaded by engine_key_preload */
+    int64_t last_used_ms, loaded_ms; /* unix ms */
+    struct ekey *next;
+} ekey;
+
+enum { KEY_EMPTY = 0, KEY_LOADING = 1, KEY_READY = 2, KEY_FAILED = 3 };
+
+/* One partition. State changes under e->mu except where a single pipeline stage owns it. */
+typedef struct epart {
+    ejob *job;
+    uint32_t index;
+    engine_part_state state;
+    int attempts;               /* proving attempts started (journaled) */
+    int owned;                  /* witness file lives in the data dir */
+    char witness[ENGINE_PATH_MAX];
+    char error[CUZK_ERRLEN];    /* last failure */
+    uint64_t seq;               /* arrival order for the queues */
+    /* resources while in flight */
+    ekey *key;                  /* ref held from admission to the end of finalize */
+    uint64_t held_file;         /* budget bytes still held for the mapped witness file */
+    uint64_t held_ws;           /* budget bytes still held for the workspace buffer */
+    uint64_t held_key;          /* budget bytes of a key this admission charged (moved to the key) */
+    uint8_t *buf;               /* workspace + aligned witness copy (buffer pool) */
+    size_t buf_size;            /* bytes */
+    groth16_ws ws;
+    cuzk_public pub;            /* public signals (from the witness) */
+    /* timing, unix us */
+    int64_t stage_t0;           /* start of the current stage */
+    int64_t stage_us[STAGE_COUNT]; /* time spent per stage, last attempt */
+    int dev, worker;            /* device worker that ran it, -1 before */
+} epart;
+
+struct ejob {
+    int64_t id;                 /* journal id */
+    char ids[ENGINE_ID_LEN];    /* "j-<id>" */
+    engine_kind kind;
+    engine_priority prio;
+    engine_job_state state;
+    char zkey[ENGINE_PATH_MAX];
+    char idem[STORE_KEY_MAX];
+    uint32_t n_parts, n_done;
+    epart *parts;
+    int64_t submitted_ms, finished_ms, fetched_ms; /* unix ms */
+    char error[CUZK_ERRLEN];
+    uint64_t part_bytes;        /* budget bytes of one partition: workspace + witness copy + file */
+    uint64_t file_bytes;        /* of which the mapped witness file */
+    uint64_t key_bytes;         /* budget bytes of the key when loaded */
+    int stopping;               /* canceled or failed: in-flight partitions drop at the next boundary */
+};
+
+typedef struct eworker {
+    char name[32];              /* "synth-0", "dev0-w1", "final-0", "dispatcher" */
+    const char *kind;           /* "synth", "device", "finalize", "dispatch" */
+    int dev, index;             /* device (-1 for host workers), index within its kind */
+    _Atomic int state;          /* TRK_BUSY or a trk_gap for device workers; 0 idle / 1 busy for others */
+    _Atomic int64_t cur_job;    /* journal id of the partition being handled, 0 for none */
+    _Atomic int cur_part;
+    _Atomic int64_t busy_us;    /* time spent working */
+    _Atomic int64_t done;       /* partitions handled */
+    pthread_t thread;
+    int started;
+    struct engine *e;
+} eworker;
+
+/* a pooled host buffer (free list) */
+typedef struct ebuf {
+    uint8_t *p;
+    size_t size;
+    struct ebuf *next;
+} ebuf;
+
+struct engine {
+    engine_config cfg;
+    char data_dir[ENGINE_PATH_MAX];
+    store *st;
+    budget bud;
+    tracker *trk;
+    int64_t started_us;
+
+    pthread_mutex_t submit_mu;  /* serializes journal insert + table insert of submissions */
+    pthread_mutex_t mu;
+    pthread_cond_t cv_sched;    /* scheduler changed (dispatcher) */
+    pthread_cond_t cv_synth;    /* admitted partitions (synthesis workers) */
+    pthread_cond_t cv_job;      /* a job became terminal (engine_wait) */
+    pthread_cond_t cv_key;      /* a key finished loading */
+    ejob **jobs;                /* sorted by id */
+    size_t n_jobs, cap_jobs;
+    pqueue sched;               /* QUEUED partitions */
+    pqueue synthq;              /* ADMITTED partitions */
+    uint64_t seq;
+    ekey *keys;                 /* key cache (unordered list) */
+    int running;                /* threads should keep going */
+    int started;
+
+    /* counters read by device workers without e->mu (gap attribution) */
+    _Atomic int n_sched;        /* partitions in the scheduler */
+    _Atomic int n_presynth;     /* admitted or in synthesis */
+    _Atomic int n_final;        /* in the finalize queue or being finalized */
+
+    pthread_mutex_t rq_mu;
+    pthread_cond_t cv_rq_item, cv_rq_space;
+    pqueue readyq;              /* READY partitions */
+
+    pthread_mutex_t fq_mu;
+    pthread_cond_t cv_fq_item, cv_fq_space;
+    epart **finq;               /* FIFO ring of finalize work */
+    size_t fq_cap, fq_head, fq_n;
+
+    /* backends: synthesis (CPU) per curve; device per curve per device */
+    pthread_mutex_t be_mu;
+    cuzk_backend *synth_be[CURVE_COUNT];
+    cuzk_backend *dev_be[CURVE_COUNT][ENGINE_MAX_DEVICES];
+    int n_dev;
+    int use_gpu;
+    pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES];
+
+    pthread_mutex_t bp_mu;
+    ebuf *bp_free;              /* cached buffers (their bytes stay charged to the budget) */
+    uint64_t bp_free_bytes, bp_allocs, bp_reuses, bp_bytes_total;
+
+    eworker *workers;
+    int n_workers;
+    pthread_t dispatcher, janitor;
+    int dispatcher_started, janitor_started;
+    pthread_cond_t cv_janitor;
+
+    /* counters (e->mu) */
+    uint64_t jobs_total[KIND_COUNT][JOB_CANCELED + 1]; /* terminal + submitted (QUEUED) */
+    uint64_t parts_total[PART_CANCELED + 1];
+    uint64_t retries, verify_failures;
+};
+
+/* ---- time ---- */
+int64_t eng_now_us(void);
+int64_t eng_now_ms(void);
+
+/* ---- engine.c ---- */
+ejob *eng_job_find(engine *e, const char *id); /* e->mu held */
+/* terminal transition of a job (journal, wake waiters); e->mu NOT held */
+void eng_job_finish(engine *e, ejob *j, engine_job_state st, const char *error);
+
+/* ---- keys.c ---- */
+/* bytes a key will take when loaded on the synthesis backend and n_dev device backends */
+uint64_t key_bytes_estimate(const zkey_file *z, int n_dev);
+ekey *key_find(engine *e, const char *path);         /* e->mu held */
+ekey *key_new(engine *e, const char *path, uint64_t bytes); /* e->mu held; NULL on OOM */
+/* loads the key if needed (blocks); CUZK_OK when READY. e->mu NOT held. */
+cuzk_err key_ensure(engine *e, ekey *k, char *err);
+/* frees idle keys (refs == 0, not preloaded unless force) in LRU order until `need` bytes
+ * could fit in the budget; returns bytes released. e->mu held. */
+uint64_t key_evict_lru(engine *e, uint64_t need);
+void key_free(engine *e, ekey *k);                   /* unlinked, refs == 0 */
+cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err);
+cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err);
+
+/* buffer pool: a buffer's bytes stay charged to the budget while it is cached */
+uint8_t *bufpool_take(engine *e, size_t size, int *reused); /* cached buffer of that size or a new one */
+void bufpool_give(engine *e, uint8_t *p, size_t size);      /* caches it (keeps charge) or frees it */
+int bufpool_has(engine *e, size_t size);                    /* a cached buffer of that size exists */
+uint64_t bufpool_trim(engine *e);                            /* frees all cached; returns bytes released */
+
+/* ---- pipeline.c ---- */
+cuzk_err pipeline_start(engine *e, char *err);
+void pipeline_stop(engine *e);
+/* puts a QUEUED partition into the scheduler (e->mu held) */
+void pipeline_enqueue(engine *e, epart *p);
+/* removes a stopping job's partitions from the scheduler and synthesis queue (e->mu held) */
+void pipeline_remove_job_locked(engine *e, ejob *j);
+/* drops a partition's resources (budget, buffer, key ref); e->mu NOT held */
+void pipeline_release(engine *e, epart *p);
+
+#endif

@@ -1,0 +1,376 @@
+/* engine_test.c - the engine end to end on the CPU backend with the committed fixtures
+ * (tests/data): proofs come out and `snarkjs groth16 verify` accepts them (when
+ * node_modules is installed), public signals equal snarkjs's public.json, a critical job
+ * overtakes a backlog, a tight budget is never exceeded, an oversized partition and a
+ * witness of the wrong curve are refused at submit, cancel, idempotency keys, a
+ * partition that fails twice fails its job, and jobs survive a restart of the engine.
+ * Run from the repository root (make test does). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+#define MULT_Z "tests/data/bn128/multiplier/circuit.zkey"
+#define MULT_W "tests/data/bn128/multiplier/witness.wtns"
+#define MERKLE_Z "tests/data/bn128/merkle/circuit.zkey"
+#define MERKLE_W "tests/data/bn128/merkle/witness.wtns"
+#define BLS_W "tests/data/bls12381/multiplier/witness.wtns"
+
+static char tmpdir[] = "/tmp/cuzk-engine-XXXXXX";
+
+static engine *start(const char *sub, uint64_t budget, int gpu_workers)
+{
+    engine_config cfg;
+    engine_config_defaults(&cfg);
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
+    cfg.data_dir = dir;
+    cfg.backend = ENGINE_BACKEND_CPU;
+    cfg.budget_bytes = budget;
+    cfg.gpu_workers = gpu_workers;
+    cfg.cpu_threads = 1;
+    engine *e = NULL;
+    char err[CUZK_ERRLEN];
+    cuzk_err rc = engine_create(&e, &cfg, err);
+    if (!rc)
+        rc = engine_start(e, err);
+    CHECK(!rc, "engine start: %s", err);
+    if (rc) {
+        engine_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+static cuzk_err submit(engine *e, const char *zkey, const char *wtns, size_t n, engine_kind kind, int prio,
+                       const char *idem, char *id, char *err)
+{
+    const char *paths[64];
+    for (size_t i = 0; i < n; i++)
+        paths[i] = wtns;
+    engine_job_spec s = {.zkey_path = zkey, .n_partitions = n, .witness_paths = paths, .kind = kind,
+                         .priority = prio, .idempotency_key = idem};
+    int existed;
+    return engine_submit(e, &s, id, &existed, err);
+}
+
+static int have_snarkjs(void)
+{
+    return access("node_modules/.bin/snarkjs", X_OK) == 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b)
+        b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+/* public signals as a normalized string (whitespace dropped) */
+static void squash(char *s)
+{
+    char *o = s;
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\n' && *s != '\r' && *s != '\t')
+            *o++ = *s;
+    *o = 0;
+}
+
+static void test_prove_and_verify(void)
+{
+    engine *e = start("basic", 0, 2);
+    if (!e)
+        return;
+    char id[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    cuzk_err rc = submit(e, MERKLE_Z, MERKLE_W, 3, KIND_POREP, -1, NULL, id, err);
+    CHECK(!rc, "submit: %s", err);
+    engine_job_info info;
+    rc = engine_wait(e, id, 120000, &info, err);
+    CHECK(!rc && info.state == JOB_DONE, "wait: rc %d state %s %s %s", rc, engine_job_state_name(info.state),
+          err, info.error);
+    CHECK(info.n_done == 3 && info.priority == PRIO_NORMAL, "n_done %u prio %d", info.n_done, info.priority);
+    char *want_pub = read_file("tests/data/bn128/merkle/public.json");
+    squash(want_pub);
+    for (uint32_t i = 0; i < 3; i++) {
+        char *proof = NULL, *pub = NULL;
+        rc = engine_fetch_proof(e, id, i, &proof, &pub, err);
+        CHECK(!rc, "fetch %u: %s", i, err);
+        if (rc)
+            continue;
+        char *p2 = strdup(pub);
+        squash(p2);
+        CHECK(!strcmp(p2, want_pub), "public signals differ from snarkjs: %s vs %s", p2, want_pub);
+        free(p2);
+        if (have_snarkjs()) {
+            char pp[300], pu[300], cmd[1200];
+            snprintf(pp, sizeof pp, "%s/proof-%u.json", tmpdir, i);
+            snprintf(pu, sizeof pu, "%s/public-%u.json", tmpdir, i);
+            write_file(pp, proof);
+            write_file(pu, pub);
+            snprintf(cmd, sizeof cmd,
+                     "node_modules/.bin/snarkjs groth16 verify tests/data/bn128/merkle/vk.json %s %s >/dev/null 2>&1", pu,
+                     pp);
+            CHECK(system(cmd) == 0, "snarkjs rejected proof %u", i);
+        }
+        free(proof);
+        free(pub);
+    }
+    free(want_pub);
+    char *proof, *pub;
+    CHECK(engine_fetch_proof(e, id, 3, &proof, &pub, err) == CUZK_ENOTFOUND, "partition 3 must not exist");
+    CHECK(engine_cancel(e, id, err) == CUZK_EINVAL, "cancel of a done job is refused");
+
+    /* status, metrics, trace are well-formed and mention the work */
+    json_t *st = engine_status_json(e);
+    CHECK(json_integer_value(json_object_get(json_object_get(st, "jobs"), "done")) == 1, "status jobs.done");
+    json_t *g0 = json_array_get(json_object_get(st, "gpu"), 0);
+    CHECK(json_real_value(json_object_get(g0, "busy_ms")) > 0, "device busy time recorded");
+    CHECK(json_array_size(json_object_get(st, "workers")) == 1 + 2 + 2 + 1, "workers %zu",
+          json_array_size(json_object_get(st, "workers")));
+    CHECK(json_integer_value(json_object_get(json_object_get(st, "buffers"), "allocs")) >= 1, "buffer allocs");
+    json_decref(st);
+    char *m = engine_metrics_text(e);
+    CHECK(m && strstr(m, "cuzk_jobs_total{kind=\"porep\",state=\"done\"} 1") &&
+              strstr(m, "cuzk_stage_seconds_count{stage=\"device\"} 3"),
+          "metrics text");
+    free(m);
+    char *tr = engine_trace_json(e, 0);
+    json_error_t je;
+    json_t *doc = tr ? json_loads(tr, 0, &je) : NULL;
+    CHECK(doc && json_array_size(json_object_get(doc, "traceEvents")) > 10, "trace JSON");
+    json_decref(doc);
+    free(tr);
+    json_t *jj = engine_job_json(e, id, err);
+    CHECK(jj && json_array_size(json_object_get(jj, "partitions")) == 3, "job json");
+    json_decref(jj);
+    engine_destroy(e);
+}
+
+static void test_priority(void)
+{
+    /* one device worker so the order of device work is the order of the queue */
+    engine *e = start("prio", 0, 1);
+    if (!e)
+        return;
+    char ids[8][ENGINE_ID_LEN], crit[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    for (int i = 0; i < 8; i++)
+        CHECK(!submit(e, MERKLE_Z, MERKLE_W, 2, KIND_POREP, PRIO_LOW, NULL, ids[i], err), "submit: %s", err);
+    CHECK(!submit(e, MULT_Z, MULT_W, 1, KIND_WINNING_POST, -1, NULL, crit, err), "submit: %s", err);
+    engine_job_info ci, last;
+    CHECK(!engine_wait(e, crit, 120000, &ci, err) && ci.state == JOB_DONE, "critical job: %s", err);
+    CHECK(ci.priority == PRIO_CRITICAL, "winning-post defaults to critical");
+    CHECK(!engine_wait(e, ids[7], 120000, &last, err) && last.state == JOB_DONE, "backlog: %s", err);
+    int after = 0;
+    for (int i = 0; i < 8; i++) {
+        engine_job_info bi;
+        engine_wait(e, ids[i], 120000, &bi, err);
+        after += bi.finished_ms > ci.finished_ms;
+    }
+    CHECK(after >= 5, "critical job finished before only %d of 8 backlog jobs", 8 - after);
+    CHECK(ci.finished_ms <= last.finished_ms, "critical job finished after the last of the backlog");
+    engine_destroy(e);
+}
+
+static void test_budget(void)
+{
+    /* find the sizes from a refused submit on a tiny budget */
+    engine *e = start("tiny", 1 << 20, 1);
+    if (!e)
+        return;
+    char id[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    cuzk_err rc = submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc == CUZK_EBUDGET && strstr(err, "budget") && strstr(err, "1048576"),
+          "oversized partition: rc %d, %s", rc, err);
+    engine_destroy(e);
+    unsigned long long need = 0;
+    const char *p = strstr(err, "needs ");
+    if (p)
+        need = strtoull(p + 6, NULL, 10);
+    CHECK(need > 0, "message should name the bytes needed: %s", err);
+    if (!need)
+        return;
+    /* room for the key and one and a half partitions: admission must wait, not fail */
+    e = start("tight", need + need / 2, 2);
+    if (!e)
+        return;
+    char ids[6][ENGINE_ID_LEN];
+    for (int i = 0; i < 6; i++)
+        CHECK(!submit(e, MERKLE_Z, MERKLE_W, 2, KIND_SNAP, -1, NULL, ids[i], err), "submit %d: %s", i, err);
+    for (int i = 0; i < 6; i++) {
+        engine_job_info info;
+        CHECK(!engine_wait(e, ids[i], 180000, &info, err) && info.state == JOB_DONE, "job %d: %s %s", i, err,
+              info.error);
+    }
+    json_t *st = engine_status_json(e);
+    json_t *b = json_object_get(st, "budget");
+    json_int_t peak = json_integer_value(json_object_get(b, "peak")), total = json_integer_value(json_object_get(b, "total"));
+    CHECK(peak <= total && peak > 0, "budget peak %lld of %lld", (long long)peak, (long long)total);
+    json_decref(st);
+    engine_destroy(e);
+}
+
+static void test_refusals_cancel_idem(void)
+{
+    engine *e = start("misc", 0, 1);
+    if (!e)
+        return;
+    char id[ENGINE_ID_LEN], id2[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    cuzk_err rc = submit(e, MULT_Z, BLS_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc == CUZK_ECURVE || rc == CUZK_EFORMAT, "bls witness on a bn254 key: rc %d %s", rc, err);
+    CHECK(strstr(err, "witness 0"), "message names the witness: %s", err);
+    rc = submit(e, MULT_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc != CUZK_OK, "witness of the wrong size must be refused");
+    rc = submit(e, "/nonexistent.zkey", MULT_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc == CUZK_EIO, "missing key: %d %s", rc, err);
+    rc = submit(e, MULT_Z, MULT_W, 0, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc == CUZK_EINVAL, "zero partitions");
+
+    /* idempotency */
+    CHECK(!submit(e, MULT_Z, MULT_W, 1, KIND_CUSTOM, -1, "abc", id, err), "%s", err);
+    CHECK(!submit(e, MULT_Z, MULT_W, 1, KIND_CUSTOM, -1, "abc", id2, err), "%s", err);
+    CHECK(!strcmp(id, id2), "idempotency key gave %s and %s", id, id2);
+
+    /* uploaded witness bytes */
+    char *wbytes = NULL;
+    FILE *f = fopen(MULT_W, "rb");
+    size_t wn = 0;
+    if (f) {
+        wbytes = malloc(4096);
+        wn = fread(wbytes, 1, 4096, f);
+        fclose(f);
+    }
+    const uint8_t *data[1] = {(const uint8_t *)wbytes};
+    engine_job_spec s = {.zkey_path = MULT_Z, .n_partitions = 1, .witness_data = data, .witness_sizes = &wn,
+                         .kind = KIND_CUSTOM, .priority = PRIO_HIGH};
+    int existed;
+    CHECK(!engine_submit(e, &s, id, &existed, err), "upload: %s", err);
+    engine_job_info info;
+    CHECK(!engine_wait(e, id, 60000, &info, err) && info.state == JOB_DONE, "uploaded job: %s", info.error);
+    wbytes[0] ^= 0xff; /* bad magic */
+    CHECK(engine_submit(e, &s, id, &existed, err) != CUZK_OK, "corrupt upload must be refused");
+    free(wbytes);
+
+    /* cancel a queued job behind a backlog */
+    char back[6][ENGINE_ID_LEN], victim[ENGINE_ID_LEN];
+    for (int i = 0; i < 6; i++)
+        submit(e, MERKLE_Z, MERKLE_W, 2, KIND_CUSTOM, PRIO_NORMAL, NULL, back[i], err);
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 4, KIND_CUSTOM, PRIO_LOW, NULL, victim, err), "%s", err);
+    CHECK(!engine_cancel(e, victim, err), "cancel: %s", err);
+    CHECK(!engine_wait(e, victim, 1000, &info, err) && info.state == JOB_CANCELED, "canceled state");
+    char *pr, *pu;
+    CHECK(engine_fetch_proof(e, victim, 0, &pr, &pu, err) == CUZK_EINVAL, "no proofs of a canceled job");
+    for (int i = 0; i < 6; i++)
+        CHECK(!engine_wait(e, back[i], 120000, &info, err) && info.state == JOB_DONE, "backlog after cancel");
+    CHECK(engine_wait(e, "j-99999", 10, &info, err) == CUZK_ENOTFOUND, "unknown job");
+    CHECK(engine_wait(e, "garbage", 10, &info, err) == CUZK_ENOTFOUND, "malformed id");
+
+    /* a witness that disappears after submit fails twice, then the job fails */
+    char wcopy[300], cmd[700];
+    snprintf(wcopy, sizeof wcopy, "%s/gone.wtns", tmpdir);
+    snprintf(cmd, sizeof cmd, "cp %s %s", MULT_W, wcopy);
+    CHECK(system(cmd) == 0, "cp");
+    /* hold the pipeline with a backlog so the file is gone before synthesis */
+    for (int i = 0; i < 3; i++)
+        submit(e, MERKLE_Z, MERKLE_W, 2, KIND_CUSTOM, PRIO_HIGH, NULL, back[i], err);
+    CHECK(!submit(e, MULT_Z, wcopy, 1, KIND_CUSTOM, PRIO_LOW, NULL, id, err), "%s", err);
+    unlink(wcopy);
+    CHECK(!engine_wait(e, id, 120000, &info, err) && info.state == JOB_FAILED, "vanished witness: state %s",
+          engine_job_state_name(info.state));
+    CHECK(strstr(info.error, "partition 0") && strstr(info.error, "gone.wtns"), "failure reason: %s", info.error);
+    json_t *jj = engine_job_json(e, id, err);
+    CHECK(json_integer_value(json_object_get(json_array_get(json_object_get(jj, "partitions"), 0), "attempts")) == 2,
+          "two attempts");
+    json_decref(jj);
+    engine_destroy(e);
+}
+
+static void test_restart(void)
+{
+    engine *e = start("restart", 0, 1);
+    if (!e)
+        return;
+    char ids[5][ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    for (int i = 0; i < 5; i++)
+        CHECK(!submit(e, MERKLE_Z, MERKLE_W, 2, KIND_CUSTOM, -1, NULL, ids[i], err), "%s", err);
+    engine_job_info info;
+    CHECK(!engine_wait(e, ids[0], 120000, &info, err) && info.state == JOB_DONE, "first job done");
+    engine_destroy(e); /* the rest are queued or running */
+    e = start("restart", 0, 1);
+    if (!e)
+        return;
+    for (int i = 0; i < 5; i++) {
+        CHECK(!engine_wait(e, ids[i], 180000, &info, err) && info.state == JOB_DONE, "after restart %s: %s %s",
+              ids[i], engine_job_state_name(info.state), info.error);
+        char *pr = NULL, *pu = NULL;
+        CHECK(!engine_fetch_proof(e, ids[i], 1, &pr, &pu, err), "proof after restart: %s", err);
+        free(pr);
+        free(pu);
+    }
+    json_t *l = engine_list(e, "done", 0);
+    CHECK(json_array_size(l) == 5, "list done: %zu", json_array_size(l));
+    json_decref(l);
+    engine_destroy(e);
+}
+
+int main(void)
+{
+    if (access(MERKLE_Z, R_OK) || access(MULT_Z, R_OK)) {
+        printf("engine_test: SKIP (run from the repository root; fixtures in tests/data)\n");
+        return 0;
+    }
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    setenv("CUZK_LOG_LEVEL", "warn", 0);
+    test_prove_and_verify();
+    test_priority();
+    test_budget();
+    test_refusals_cancel_idem();
+    test_restart();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (!failures && system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (failures) {
+        fprintf(stderr, "engine_test: %d failure(s) (data in %s)\n", failures, tmpdir);
+        return 1;
+    }
+    printf("engine_test: ok\n");
+    return 0;
+}

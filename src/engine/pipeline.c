@@ -1,0 +1,615 @@
+/* pipeline.c - the engine's threads: one dispatcher, synthesis workers, device workers
+ * (N per device) and finalizers.
+ *
+ * DESIGN. A partition moves scheduler -> (dispatcher: budget) -> synthesis queue ->
+ * (synthesis worker: witness + a/b/c) -> device queue (bounded, priority order) ->
+ * (device worker: h + MSMs under the device lock) -> finalize queue (bounded) ->
+ * (finalizer: assemble, verify, journal). Only the dispatcher reserves budget, so
+ * admission is in strict (priority, arrival) order and a release wakes exactly one
+ * thread. Device workers never take e->mu: they pop from the device queue under its
+ * own lock, hold the device lock only around device work, and read the engine-wide
+ * counters they need for idle-gap attribution from atomics. A partition of a job that
+ * was canceled or has failed is dropped at the next stage boundary, giving back its
+ * budget, buffer and key reference. A partition that fails (bad witness, backend
+ * error, proof that does not verify) is retried once from the scheduler; a second
+ * failure fails the job with the reason.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/engine_internal.h"
+#include "util/log.h"
+
+/* ---- small helpers ---- */
+
+static void stage_end(engine *e, epart *p, trk_stage s, int dev, int worker)
+{
+    int64_t now = eng_now_us();
+    p->stage_us[s] = now - p->stage_t0;
+    tracker_stage(e->trk, p->job->ids, p->index, s, dev, worker, p->stage_t0, now);
+    p->stage_t0 = now;
+}
+
+static int job_stopping(const ejob *j)
+{
+    return __atomic_load_n(&j->stopping, __ATOMIC_ACQUIRE);
+}
+
+static void timed_wait_ms(pthread_cond_t *cv, pthread_mutex_t *mu, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += (long)ms * 1000000L;
+    ts.tv_sec += ts.tv_nsec / 1000000000L;
+    ts.tv_nsec %= 1000000000L;
+    pthread_cond_timedwait(cv, mu, &ts);
+}
+
+void pipeline_enqueue(engine *e, epart *p)
+{
+    p->state = PART_QUEUED;
+    p->stage_t0 = eng_now_us();
+    if (pq_push(&e->sched, (int)p->job->prio, p->seq, p) == 0)
+        atomic_fetch_add(&e->n_sched, 1);
+    pthread_cond_signal(&e->cv_sched);
+    budget_kick(&e->bud);
+}
+
+/* budget and buffer (no lock needed) */
+static void release_memory(engine *e, epart *p)
+{
+    if (p->held_file) {
+        budget_release(&e->bud, p->held_file);
+        p->held_file = 0;
+    }
+    if (p->buf) {
+        bufpool_give(e, p->buf, p->buf_size); /* keeps or releases the charge */
+        p->buf = NULL;
+        p->held_ws = 0;
+    } else if (p->held_ws) {
+        budget_release(&e->bud, p->held_ws);
+        p->held_ws = 0;
+    }
+    public_free(&p->pub);
+}
+
+/* key reference (e->mu held) */
+static void release_key_locked(epart *p)
+{
+    if (p->key) {
+        p->key->refs--;
+        p->key->last_used_ms = eng_now_ms();
+        p->key = NULL;
+    }
+}
+
+void pipeline_release(engine *e, epart *p)
+{
+    release_memory(e, p);
+    pthread_mutex_lock(&e->mu);
+    release_key_locked(p);
+    pthread_mutex_unlock(&e->mu);
+}
+
+static void part_drop(engine *e, epart *p)
+{
+    pipeline_release(e, p);
+    pthread_mutex_lock(&e->mu);
+    p->state = PART_CANCELED;
+    e->parts_total[PART_CANCELED]++;
+    pthread_mutex_unlock(&e->mu);
+    pthread_cond_signal(&e->cv_sched); /* memory came back */
+}
+
+typedef struct rm_ctx {
+    ejob *job;
+    engine *e;
+} rm_ctx;
+
+static int rm_pred(void *ctx, void *item)
+{
+    return ((epart *)item)->job == ((rm_ctx *)ctx)->job;
+}
+
+/* partition of a stopped job removed from a queue while e->mu is held */
+static void removed_from_sched(void *ctx, void *item)
+{
+    engine *e = ((rm_ctx *)ctx)->e;
+    epart *p = item;
+    p->state = PART_CANCELED;
+    atomic_fetch_sub(&e->n_sched, 1);
+}
+
+static void removed_from_synthq(void *ctx, void *item)
+{
+    engine *e = ((rm_ctx *)ctx)->e;
+    epart *p = item;
+    release_memory(e, p);
+    release_key_locked(p);
+    p->state = PART_CANCELED;
+    atomic_fetch_sub(&e->n_presynth, 1);
+}
+
+/* removes the job's partitions from the scheduler and synthesis queue (e->mu held) */
+void pipeline_remove_job_locked(engine *e, ejob *j)
+{
+    rm_ctx c = {j, e};
+    pq_remove_if(&e->sched, rm_pred, removed_from_sched, &c);
+    pq_remove_if(&e->synthq, rm_pred, removed_from_synthq, &c);
+    budget_kick(&e->bud);
+    pthread_cond_signal(&e->cv_sched);
+}
+
+static void part_fail(engine *e, epart *p, const char *msg)
+{
+    release_memory(e, p);
+    pthread_mutex_lock(&e->mu);
+    release_key_locked(p);
+    ejob *j = p->job;
+    snprintf(p->error, sizeof p->error, "%s", msg);
+    if (job_stopping(j)) {
+        p->state = PART_CANCELED;
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    if (p->attempts < 2 && e->running) {
+        LOG(LOG_WARN, "%s partition %u failed (%s); retrying once", j->ids, p->index, msg);
+        e->retries++;
+        pipeline_enqueue(e, p);
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    p->state = PART_FAILED;
+    e->parts_total[PART_FAILED]++;
+    __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
+    pipeline_remove_job_locked(e, j);
+    pthread_mutex_unlock(&e->mu);
+    char why[CUZK_ERRLEN];
+    snprintf(why, sizeof why, "partition %u failed twice: %.400s", p->index, msg);
+    LOG(LOG_ERROR, "%s: %s", j->ids, why);
+    eng_job_finish(e, j, JOB_FAILED, why);
+}
+
+static void worker_set(eworker *w, int state, epart *p)
+{
+    atomic_store(&w->state, state);
+    atomic_store(&w->cur_job, p ? p->job->id : 0);
+    atomic_store(&w->cur_part, p ? (int)p->index : -1);
+}
+
+/* ---- dispatcher ---- */
+
+static void *dispatcher_main(void *arg)
+{
+    eworker *w = arg;
+    engine *e = w->e;
+    pthread_mutex_lock(&e->mu);
+    while (e->running) {
+        epart *p = pq_peek(&e->sched);
+        if (!p) {
+            worker_set(w, 0, NULL);
+            pthread_cond_wait(&e->cv_sched, &e->mu);
+            continue;
+        }
+        ejob *j = p->job;
+        if (job_stopping(j)) {
+            pq_pop(&e->sched);
+            atomic_fetch_sub(&e->n_sched, 1);
+            p->state = PART_CANCELED;
+            continue;
+        }
+        ekey *k = key_find(e, j->zkey);
+        uint64_t key_need = k ? 0 : j->key_bytes;
+        size_t bs = (size_t)(j->part_bytes - j->file_bytes);
+        int reuse = bufpool_has(e, bs);
+        uint64_t need = j->part_bytes - (reuse ? bs : 0) + key_need;
+        pthread_mutex_unlock(&e->mu);
+        worker_set(w, 1, p);
+        int ok = budget_try_reserve(&e->bud, need);
+        if (!ok) {
+            /* memory pressure: drop cached buffers and idle keys first */
+            uint64_t freed = bufpool_trim(e);
+            pthread_mutex_lock(&e->mu);
+            freed += key_evict_lru(e, need);
+            if (freed)
+                continue; /* re-plan with the new numbers */
+            pthread_mutex_unlock(&e->mu);
+            ok = budget_reserve(&e->bud, need, 250);
+        }
+        pthread_mutex_lock(&e->mu);
+        if (!ok)
+            continue;
+        if (!e->running || pq_peek(&e->sched) != p || job_stopping(j) || (key_find(e, j->zkey) != NULL) != !key_need ||
+            (reuse && !bufpool_has(e, bs))) {
+            /* something changed while we waited: give it back and re-plan */
+            pthread_mutex_unlock(&e->mu);
+            budget_release(&e->bud, need);
+            pthread_mutex_lock(&e->mu);
+            continue;
+        }
+        if (key_need) {
+            k = key_new(e, j->zkey, key_need);
+            if (!k) {
+                pthread_mutex_unlock(&e->mu);
+                budget_release(&e->bud, need);
+                pthread_mutex_lock(&e->mu);
+                timed_wait_ms(&e->cv_sched, &e->mu, 100);
+                continue;
+            }
+        }
+        pq_pop(&e->sched);
+        atomic_fetch_sub(&e->n_sched, 1);
+        k->refs++;
+        k->last_used_ms = eng_now_ms();
+        p->key = k;
+        p->buf_size = bs;
+        p->held_ws = bs;
+        p->held_file = j->file_bytes;
+        if (reuse) {
+            int reused;
+            p->buf = bufpool_take(e, bs, &reused);
+        }
+        p->attempts++;
+        p->state = PART_ADMITTED;
+        p->error[0] = 0;
+        p->dev = p->worker = -1;
+        stage_end(e, p, STAGE_QUEUED, -1, -1);
+        if (j->state == JOB_QUEUED)
+            j->state = JOB_RUNNING;
+        atomic_fetch_add(&e->n_presynth, 1);
+        pq_push(&e->synthq, (int)j->prio, p->seq, p);
+        pthread_cond_signal(&e->cv_synth);
+        atomic_fetch_add(&w->done, 1);
+    }
+    pthread_mutex_unlock(&e->mu);
+    return NULL;
+}
+
+/* ---- synthesis ---- */
+
+static cuzk_err synthesize(engine *e, epart *p, char *err)
+{
+    ekey *k = p->key;
+    cuzk_err rc = key_ensure(e, k, err);
+    if (rc)
+        return rc;
+    const zkey_file *z = &k->z;
+    size_t ws_bytes = groth16_ws_size(z), wbytes = 32 * (size_t)z->n_vars;
+    if (ws_bytes + wbytes != p->buf_size)
+        return cuzk_errf(err, CUZK_EINVAL, "key %s changed since submission (workspace %zu bytes, planned %zu)",
+                         k->path, ws_bytes + wbytes, p->buf_size);
+    if (!p->buf) {
+        int reused;
+        p->buf = bufpool_take(e, p->buf_size, &reused);
+        if (!p->buf)
+            return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes of workspace", p->buf_size);
+    }
+    wtns_file w;
+    if ((rc = wtns_open(&w, p->witness, err)))
+        return rc;
+    if ((rc = zkey_check_witness(z, &w, err)) || (rc = groth16_public_from_wtns(&p->pub, z, &w, err))) {
+        wtns_close(&w);
+        return rc;
+    }
+    memcpy(p->buf + ws_bytes, w.values, wbytes);
+    wtns_close(&w);
+    budget_release(&e->bud, p->held_file);
+    p->held_file = 0;
+    groth16_ws_init(&p->ws, z, p->buf, p->buf + ws_bytes);
+    cuzk_backend *be = eng_synth_backend(e, z->curve->id, err);
+    if (!be)
+        return CUZK_ENOMEM;
+    return groth16_step_abc(be, k->ks_synth, &p->ws, err);
+}
+
+static void *synth_main(void *arg)
+{
+    eworker *w = arg;
+    engine *e = w->e;
+    char err[CUZK_ERRLEN];
+    for (;;) {
+        pthread_mutex_lock(&e->mu);
+        worker_set(w, 0, NULL);
+        while (e->running && !pq_size(&e->synthq))
+            pthread_cond_wait(&e->cv_synth, &e->mu);
+        if (!e->running) {
+            pthread_mutex_unlock(&e->mu);
+            break;
+        }
+        epart *p = pq_pop(&e->synthq);
+        p->state = PART_SYNTH;
+        stage_end(e, p, STAGE_ADMIT, -1, -1);
+        pthread_mutex_unlock(&e->mu);
+        worker_set(w, 1, p);
+        if (job_stopping(p->job)) {
+            atomic_fetch_sub(&e->n_presynth, 1);
+            part_drop(e, p);
+            continue;
+        }
+        int64_t t0 = eng_now_us();
+        err[0] = 0;
+        cuzk_err rc = synthesize(e, p, err);
+        atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
+        if (rc) {
+            atomic_fetch_sub(&e->n_presynth, 1);
+            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            continue;
+        }
+        stage_end(e, p, STAGE_SYNTH, -1, -1);
+        atomic_fetch_add(&w->done, 1);
+        /* hand over to the device queue (bounded: wait for space) */
+        pthread_mutex_lock(&e->rq_mu);
+        while (e->running && !job_stopping(p->job) && pq_size(&e->readyq) >= (size_t)e->cfg.queue_depth)
+            timed_wait_ms(&e->cv_rq_space, &e->rq_mu, 100);
+        int drop = !e->running || job_stopping(p->job);
+        if (!drop) {
+            p->state = PART_READY;
+            pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
+            pthread_cond_signal(&e->cv_rq_item);
+        }
+        atomic_fetch_sub(&e->n_presynth, 1);
+        pthread_mutex_unlock(&e->rq_mu);
+        if (drop)
+            part_drop(e, p);
+    }
+    return NULL;
+}
+
+/* ---- device workers ---- */
+
+static int idle_reason(engine *e)
+{
+    if (atomic_load(&e->n_presynth) > 0)
+        return GAP_SYNTHESIS;
+    if (atomic_load(&e->n_sched) > 0)
+        return GAP_BUDGET;
+    return GAP_NO_WORK;
+}
+
+static void *device_main(void *arg)
+{
+    eworker *w = arg;
+    engine *e = w->e;
+    int d = w->dev, wi = w->index;
+    char err[CUZK_ERRLEN];
+    for (;;) {
+        pthread_mutex_lock(&e->rq_mu);
+        while (e->running && !pq_size(&e->readyq)) {
+            int why = idle_reason(e);
+            if (atomic_load(&w->state) != why) {
+                worker_set(w, why, NULL);
+                tracker_worker_set(e->trk, d, wi, why, eng_now_us());
+            }
+            timed_wait_ms(&e->cv_rq_item, &e->rq_mu, 20);
+        }
+        if (!e->running) {
+            pthread_mutex_unlock(&e->rq_mu);
+            break;
+        }
+        epart *p = pq_pop(&e->readyq);
+        pthread_cond_signal(&e->cv_rq_space);
+        pthread_mutex_unlock(&e->rq_mu);
+        p->state = PART_DEVICE;
+        p->dev = d;
+        p->worker = wi;
+        stage_end(e, p, STAGE_READY, -1, -1);
+        if (job_stopping(p->job)) {
+            part_drop(e, p);
+            continue;
+        }
+        ekey *k = p->key;
+        cuzk_backend *be = e->dev_be[k->z.curve->id][d];
+        void *ks = k->ks_dev[d];
+        worker_set(w, GAP_LOCK, p);
+        tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
+        pthread_mutex_lock(&e->dev_mu[d]);
+        int64_t t0 = eng_now_us();
+        worker_set(w, TRK_BUSY, p);
+        tracker_worker_set(e->trk, d, wi, TRK_BUSY, t0);
+        err[0] = 0;
+        cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
+        if (!rc)
+            rc = groth16_step_h(be, ks, &p->ws, err);
+        if (!rc && !job_stopping(p->job))
+            rc = groth16_step_msm(be, ks, &p->ws, err);
+        int64_t t1 = eng_now_us();
+        /* the gap after device work is attributed to the finalizer hand-off until the
+           worker is back at the queue */
+        tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, t1);
+        pthread_mutex_unlock(&e->dev_mu[d]);
+        worker_set(w, GAP_FINALIZER, p);
+        atomic_fetch_add(&w->busy_us, t1 - t0);
+        atomic_fetch_add(&w->done, 1);
+        p->stage_us[STAGE_DEVICE] = t1 - t0;
+        tracker_stage(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1);
+        p->stage_t0 = t1;
+        /* a, b, c and the witness copy are dead now */
+        bufpool_give(e, p->buf, p->buf_size);
+        p->buf = NULL;
+        p->held_ws = 0;
+        if (rc || job_stopping(p->job)) {
+            if (job_stopping(p->job))
+                part_drop(e, p);
+            else
+                part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            continue;
+        }
+        pthread_mutex_lock(&e->fq_mu);
+        while (e->running && e->fq_n >= e->fq_cap)
+            timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
+        int drop = !e->running;
+        if (!drop) {
+            p->state = PART_FINALIZE;
+            e->finq[(e->fq_head + e->fq_n) % e->fq_cap] = p;
+            e->fq_n++;
+            atomic_fetch_add(&e->n_final, 1);
+            pthread_cond_signal(&e->cv_fq_item);
+        }
+        pthread_mutex_unlock(&e->fq_mu);
+        if (drop)
+            part_drop(e, p);
+    }
+    return NULL;
+}
+
+/* ---- finalizers ---- */
+
+static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_json, char *err)
+{
+    ekey *k = p->key;
+    groth16_rs rs;
+    int env = groth16_rs_from_env(&rs, k->z.curve, err);
+    if (env < 0)
+        return CUZK_EINVAL;
+    cuzk_err rc = CUZK_OK;
+    if (env == 0 && (rc = groth16_rs_random(&rs, k->z.curve, err)))
+        return rc;
+    cuzk_proof proof;
+    rc = groth16_step_assemble(&proof, &k->z, &p->ws, &rs, err);
+    memset(&rs, 0, sizeof rs);
+    if (rc)
+        return rc;
+    if ((rc = groth16_verify(&k->vk, &p->pub, &proof, err))) {
+        pthread_mutex_lock(&e->mu);
+        e->verify_failures++;
+        pthread_mutex_unlock(&e->mu);
+        cuzk_err_prefix(err, "proof did not verify");
+        return rc;
+    }
+    *proof_json = proof_to_json(&proof);
+    *public_json = public_to_json(&p->pub);
+    if (!*proof_json || !*public_json)
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory writing the proof JSON");
+    return e->st->part_set_done(e->st, p->job->id, p->index, *proof_json, *public_json, err);
+}
+
+static void *final_main(void *arg)
+{
+    eworker *w = arg;
+    engine *e = w->e;
+    char err[CUZK_ERRLEN];
+    for (;;) {
+        pthread_mutex_lock(&e->fq_mu);
+        worker_set(w, 0, NULL);
+        while (e->running && !e->fq_n)
+            pthread_cond_wait(&e->cv_fq_item, &e->fq_mu);
+        if (!e->running) {
+            pthread_mutex_unlock(&e->fq_mu);
+            break;
+        }
+        epart *p = e->finq[e->fq_head];
+        e->fq_head = (e->fq_head + 1) % e->fq_cap;
+        e->fq_n--;
+        pthread_cond_signal(&e->cv_fq_space);
+        pthread_mutex_unlock(&e->fq_mu);
+        worker_set(w, 1, p);
+        ejob *j = p->job;
+        if (job_stopping(j)) {
+            atomic_fetch_sub(&e->n_final, 1);
+            part_drop(e, p);
+            continue;
+        }
+        int64_t t0 = eng_now_us();
+        char *proof_json = NULL, *public_json = NULL;
+        err[0] = 0;
+        cuzk_err rc = finalize(e, p, &proof_json, &public_json, err);
+        free(proof_json);
+        free(public_json);
+        atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
+        atomic_fetch_sub(&e->n_final, 1);
+        if (rc) {
+            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            continue;
+        }
+        atomic_fetch_add(&w->done, 1);
+        pipeline_release(e, p);
+        pthread_mutex_lock(&e->mu);
+        stage_end(e, p, STAGE_FINALIZE, -1, -1);
+        p->state = PART_DONE;
+        e->parts_total[PART_DONE]++;
+        j->n_done++;
+        int last = j->n_done == j->n_parts && !job_stopping(j);
+        pthread_mutex_unlock(&e->mu);
+        pthread_cond_signal(&e->cv_sched);
+        if (last)
+            eng_job_finish(e, j, JOB_DONE, "");
+    }
+    return NULL;
+}
+
+/* ---- start / stop ---- */
+
+cuzk_err pipeline_start(engine *e, char *err)
+{
+    int n = 1 + e->cfg.synth_workers + e->n_dev * e->cfg.gpu_workers + e->cfg.finalizers;
+    e->workers = calloc((size_t)n, sizeof *e->workers);
+    e->fq_cap = (size_t)(2 * e->cfg.finalizers + 2);
+    e->finq = calloc(e->fq_cap, sizeof *e->finq);
+    if (!e->workers || !e->finq)
+        return cuzk_errf(err, CUZK_ENOMEM, "out of memory starting the pipeline");
+    int i = 0;
+    eworker *wd = &e->workers[i++];
+    snprintf(wd->name, sizeof wd->name, "dispatcher");
+    wd->kind = "dispatch";
+    wd->dev = -1;
+    for (int s = 0; s < e->cfg.synth_workers; s++, i++) {
+        snprintf(e->workers[i].name, sizeof e->workers[i].name, "synth-%d", s);
+        e->workers[i].kind = "synth";
+        e->workers[i].dev = -1;
+        e->workers[i].index = s;
+    }
+    for (int d = 0; d < e->n_dev; d++)
+        for (int g = 0; g < e->cfg.gpu_workers; g++, i++) {
+            snprintf(e->workers[i].name, sizeof e->workers[i].name, "%s%d-w%d", e->use_gpu ? "gpu" : "cpu", d, g);
+            e->workers[i].kind = "device";
+            e->workers[i].dev = d;
+            e->workers[i].index = g;
+            e->workers[i].state = GAP_NO_WORK;
+        }
+    for (int f = 0; f < e->cfg.finalizers; f++, i++) {
+        snprintf(e->workers[i].name, sizeof e->workers[i].name, "final-%d", f);
+        e->workers[i].kind = "finalize";
+        e->workers[i].dev = -1;
+        e->workers[i].index = f;
+    }
+    e->n_workers = n;
+    for (i = 0; i < n; i++) {
+        eworker *w = &e->workers[i];
+        w->e = e;
+        atomic_store(&w->cur_part, -1);
+        void *(*fn)(void *) = !strcmp(w->kind, "dispatch") ? dispatcher_main
+                              : !strcmp(w->kind, "synth")  ? synth_main
+                              : !strcmp(w->kind, "device") ? device_main
+                                                           : final_main;
+        if (pthread_create(&w->thread, NULL, fn, w))
+            return cuzk_errf(err, CUZK_ENOMEM, "cannot start thread %s", w->name);
+        w->started = 1;
+    }
+    return CUZK_OK;
+}
+
+void pipeline_stop(engine *e)
+{
+    pthread_mutex_lock(&e->mu);
+    e->running = 0;
+    pthread_cond_broadcast(&e->cv_sched);
+    pthread_cond_broadcast(&e->cv_synth);
+    pthread_cond_broadcast(&e->cv_key);
+    pthread_mutex_unlock(&e->mu);
+    budget_kick(&e->bud);
+    pthread_mutex_lock(&e->rq_mu);
+    pthread_cond_broadcast(&e->cv_rq_item);
+    pthread_cond_broadcast(&e->cv_rq_space);
+    pthread_mutex_unlock(&e->rq_mu);
+    pthread_mutex_lock(&e->fq_mu);
+    pthread_cond_broadcast(&e->cv_fq_item);
+    pthread_cond_broadcast(&e->cv_fq_space);
+    pthread_mutex_unlock(&e->fq_mu);
+    for (int i = 0; i < e->n_workers; i++)
+        if (e->workers[i].started) {
+            pthread_join(e->workers[i].thread, NULL);
+            e->workers[i].started = 0;
+        }
+}
