@@ -191,6 +191,7 @@ def emit(curve, q, r, b, xi, twist_b, g1, g2, loop_digits, loop_neg, param, para
     o.d("G1_B_L", mq(b), "Mont(b), E: y^2 = x^3 + b, b = %d" % b)
     o.d("G1_B3_L", mq(3 * b), "Mont(3b)")
     o.d("G2_B_L", mq2(twist_b), "Mont(b'), twist E': y^2 = x^3 + b' (%s)" % ("b/xi, D-type" if tag == "BN254" else "b*xi, M-type"))
+    o.d("G2_B3_L", mq2(Fq2(q, 3) * twist_b), "Mont(3b')")
     o.d("G1_GEN_L", "{ %s, %s }" % (mqt(g1[0]), mqt(g1[1])), "G1 generator (x, y) = (%d, %d), Montgomery" % g1)
     o.d("G2_GEN_L", "{ %s, %s }" % (mq2(g2[0]), mq2(g2[1])),
         "G2 generator, Montgomery; x = %d + %d*u, y = %d + %d*u" % (g2[0].a, g2[0].b, g2[1].a, g2[1].b))

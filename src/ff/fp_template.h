@@ -19,7 +19,7 @@
 #define FP_CAT(a, b) FP_CAT2(a, b)
 #define FP_FN(x) FP_CAT(FP, x)
 
-typedef unsigned __int128 FP_CAT(FP, u128);
+__extension__ typedef unsigned __int128 FP_CAT(FP, u128);
 
 /* o = a (copy) */
 static inline void FP_FN(copy)(FP_T *o, const FP_T *a)
