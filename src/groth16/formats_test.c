@@ -757,6 +757,38 @@ static void test_r1cs(cuzk_curve_id curve)
     bin_free(&f);
 }
 
+/* ---- random corruption: any answer is fine except a crash or a silent bad view ---- */
+
+static void corrupt_sweep(open_fn fn, const bin *f, const char *what, int rounds)
+{
+    bytes b = bin_bytes(f);
+    uint8_t *c = malloc(b.n);
+    if (!c)
+        exit(2);
+    int bad = 0;
+    for (int k = 0; k < rounds && bad < 5; k++) {
+        memcpy(c, b.p, b.n);
+        int flips = 1 + rnd8() % 4;
+        for (int i = 0; i < flips; i++) {
+            size_t at = ((size_t)rnd8() << 16 | (size_t)rnd8() << 8 | rnd8()) % b.n;
+            c[at] ^= (uint8_t)(1u << (rnd8() % 8));
+        }
+        char err[CUZK_ERRLEN] = "";
+        const char *path = write_file("flip.bin", c, b.n);
+        cuzk_err rc = fn(path, err);
+        checks++;
+        if (rc != CUZK_OK && (rc != CUZK_EFORMAT && rc != CUZK_ECURVE)) {
+            bad++;
+            CHECK(0, "%s corruption %d: code %d (%s)", what, k, rc, err);
+        } else if (rc != CUZK_OK && !strstr(err, path)) {
+            bad++;
+            CHECK(0, "%s corruption %d: message does not name the file: %s", what, k, err);
+        }
+    }
+    free(c);
+    free(b.p);
+}
+
 /* ---- files that are not there ---- */
 
 static void test_missing(void)
@@ -903,6 +935,18 @@ int main(int argc, char **argv)
         test_wtns((cuzk_curve_id)c);
         test_r1cs((cuzk_curve_id)c);
     }
+    for (int c = 0; c < CURVE_COUNT; c++) {
+        zparams zp = {(cuzk_curve_id)c, 9, 2, 16, 13};
+        bin f = zkey_build(&zp);
+        corrupt_sweep(open_zkey, &f, "zkey", 400);
+        bin_free(&f);
+        f = wtns_build((cuzk_curve_id)c, 9);
+        corrupt_sweep(open_wtns, &f, "wtns", 200);
+        bin_free(&f);
+        f = r1cs_build((cuzk_curve_id)c);
+        corrupt_sweep(open_r1cs, &f, "r1cs", 200);
+        bin_free(&f);
+    }
     test_check_witness();
     test_missing();
     int nfix = test_fixtures(argc > 1 ? argv[1] : "tests/data");
@@ -912,7 +956,7 @@ int main(int argc, char **argv)
 
     static const char *const leftovers[] = {"good.zkey", "case.bin", "cut.bin", "big.zkey",
                                             "w.wtns",    "k.zkey",   "k.wtns",  "c.r1cs",
-                                            "empty.r1cs"};
+                                            "empty.r1cs", "flip.bin"};
     for (size_t i = 0; i < sizeof leftovers / sizeof leftovers[0]; i++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s", tmpdir, leftovers[i]);
