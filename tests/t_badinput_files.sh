@@ -5,7 +5,7 @@
 # (tests/data/<curve>/<circuit>/): missing, empty, a directory, truncated at several places,
 # the wrong kind of file, a PLONK key, a witness of the other curve or of another circuit, and
 # JSON that is malformed, out of range or on the wrong curve. The layouts are in
-# shared/FORMATS.md; the readers' unit tests (src/groth16/formats_test.c, json_test.c) cover
+# docs/FORMATS.md; the readers' unit tests (src/groth16/formats_test.c, json_test.c) cover
 # each malformation in detail, this suite checks that the command reports them.
 # Usage: CUZK=bin/cuzk tests/t_badinput_files.sh   (normally through tests/run.sh)
 set -uo pipefail

@@ -1,6 +1,6 @@
 /* formats.c - readers for the iden3 binary containers: .wtns, Groth16 .zkey, .r1cs.
  *
- * Layouts: shared/FORMATS.md sections 0-3 (copied into docs/FORMATS.md).
+ * Layouts: docs/FORMATS.md sections 0-3.
  *
  * DESIGN. A file is mapped read-only and validated in three passes before anything
  * points into it: (1) the container header and the section table are scanned, every

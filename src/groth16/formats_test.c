@@ -1,6 +1,6 @@
 /* formats_test.c - tests of the .zkey/.wtns/.r1cs readers (formats.c).
  *
- * Builds synthetic files byte by byte from the layouts in shared/FORMATS.md (an
+ * Builds synthetic files byte by byte from the layouts in docs/FORMATS.md (an
  * independent writer, not formats.c), then breaks them one way at a time (truncated inside
  * the header and at and inside every section, wrong magic/version/curve, counts that disagree, bad records, duplicate or
  * missing sections, empty and missing files) and asserts the error code and a message

@@ -1,6 +1,6 @@
 /* json.c - snarkjs JSON for proofs, public signals and verification keys (proof.h).
  *
- * Shapes: shared/FORMATS.md section 5.
+ * Shapes: docs/FORMATS.md section 5.
  *
  * DESIGN. Writing is done by hand so the bytes match snarkjs 0.7.6 exactly: snarkjs
  * writes proof.json, public.json and verification_key.json with bfj.write(obj, {space:

@@ -3,7 +3,7 @@
  * Oracles: the moduli's decimal forms printed by tools/gen_curve_info.py (Python big
  * integers) and 2^256-1; the proof.json, public.json and vk.json that snarkjs wrote under
  * tests/data/<curve>/<circuit>/ (or argv[1]), which must come back byte for byte after a
- * read and a write; and the shapes snarkjs accepts or rejects (shared/FORMATS.md 5).
+ * read and a write; and the shapes snarkjs accepts or rejects (docs/FORMATS.md 5).
  */
 #include <dirent.h>
 #include <jansson.h>
