@@ -28,5 +28,6 @@
 
 #include "groth16/cpu_backend.h"
 #include "groth16/prover_core.h"
+#include "groth16/devsetup.h"
 
 #endif
