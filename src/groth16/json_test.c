@@ -445,6 +445,50 @@ static void test_public_vk_shapes(void)
     CHECK(vk.ic == NULL, "failed vk read frees IC");
 }
 
+/* ---- random damage: every answer names the file, nothing crashes ---- */
+
+static void test_json_damage(void)
+{
+    const cuzk_curve_info *cv = curve_info(CURVE_BN254);
+    cuzk_proof p = {.curve = CURVE_BN254};
+    rand_g1(&p.a, cv->fq_bytes);
+    rand_g2(&p.b, cv->fq_bytes);
+    rand_g1(&p.c, cv->fq_bytes);
+    char *good = proof_to_json(&p);
+    if (!good) {
+        CHECK(0, "proof_to_json");
+        return;
+    }
+    size_t n = strlen(good);
+    char *t = malloc(n + 1);
+    static const char junk[] = "\"[]{},:0x9-. ";
+    int bad = 0;
+    for (int k = 0; k < 400 && bad < 5 && t; k++) {
+        memcpy(t, good, n + 1);
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        size_t at = (size_t)(rng >> 8) % n;
+        if (k % 3 == 0)
+            t[at] = junk[(rng >> 40) % (sizeof junk - 1)];
+        else if (k % 3 == 1)
+            memmove(t + at, t + at + 1, n - at); /* delete one character */
+        else
+            t[at] = 0; /* cut */
+        char err[CUZK_ERRLEN] = "";
+        cuzk_proof q;
+        const char *path = write_text("damage.json", t);
+        cuzk_err rc = proof_read_json(&q, CURVE_BN254, path, err);
+        checks++;
+        if (rc != CUZK_OK && ((rc != CUZK_EFORMAT && rc != CUZK_ECURVE) || !strstr(err, path))) {
+            bad++;
+            CHECK(0, "damaged proof %d: code %d, message %s", k, rc, err);
+        }
+    }
+    free(t);
+    free(good);
+}
+
 /* ---- snarkjs's own files come back byte for byte ---- */
 
 static int same_file_text(const char *orig, const char *mine, const char *what)
@@ -556,7 +600,10 @@ static int test_fixtures(const char *root)
 
 int main(int argc, char **argv)
 {
-    const char *base = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    /* many small files are written: prefer a RAM file system */
+    const char *base = getenv("TMPDIR") ? getenv("TMPDIR")
+                       : access("/dev/shm", W_OK) == 0 ? "/dev/shm"
+                                                       : "/tmp";
     snprintf(tmpdir, sizeof tmpdir, "%s/json_test.XXXXXX", base);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
@@ -567,12 +614,13 @@ int main(int argc, char **argv)
         test_roundtrip((cuzk_curve_id)c);
     test_proof_shapes();
     test_public_vk_shapes();
+    test_json_damage();
     const char *root = argc > 1 ? argv[1] : "tests/data";
     if (!test_fixtures(root))
         printf("  no snarkjs fixtures under %s: synthetic cases only\n", root);
     static const char *const leftovers[] = {"proof.json", "public.json", "vk.json", "case.json",
                                             "pub.json", "fx_vk.json", "fx_proof.json",
-                                            "fx_public.json"};
+                                            "fx_public.json", "damage.json"};
     for (size_t i = 0; i < sizeof leftovers / sizeof leftovers[0]; i++)
         unlink(tmp_path(leftovers[i]));
     rmdir(tmpdir);
