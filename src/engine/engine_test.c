@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "util/log.h"
 
 static int failures;
 #define CHECK(cond, ...)                                                                           \
@@ -357,12 +359,18 @@ int main(void)
         perror("mkdtemp");
         return 1;
     }
-    setenv("CUZK_LOG_LEVEL", "warn", 0);
-    test_prove_and_verify();
-    test_priority();
-    test_budget();
-    test_refusals_cancel_idem();
-    test_restart();
+    log_threshold = getenv("CUZK_TEST_VERBOSE") ? LOG_INFO : LOG_ERROR;
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {{"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
+                 {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}};
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        time_t t0 = time(NULL);
+        int before = failures;
+        tests[i].fn();
+        printf("  %-32s %s (%lds)\n", tests[i].name, failures == before ? "ok" : "FAILED", (long)(time(NULL) - t0));
+    }
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
     if (!failures && system(cmd) != 0)
