@@ -5,6 +5,9 @@
  * may come in any order; unknown section types are ignored; every size and count is
  * cross-checked against the header and each malformation gets its own message naming
  * the file, the section, and what was expected versus found.
+ *
+ * Sections are only 4-byte aligned inside the files: the uint8_t pointers below may not be
+ * cast to 8-byte element types; copy (memcpy) or re-lay out what is read as limbs.
  */
 #ifndef CUZK_GROTH16_FORMATS_H
 #define CUZK_GROTH16_FORMATS_H

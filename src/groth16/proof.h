@@ -40,7 +40,8 @@ typedef struct cuzk_public {
     uint8_t *values;      /* owned (free with public_free) */
 } cuzk_public;
 
-/* ---- JSON writers: exactly what snarkjs writes (2-space indent, decimal strings) ---- */
+/* ---- JSON writers: byte for byte what snarkjs writes (bfj with 1-space indent, decimal strings,
+ * no trailing newline) ---- */
 cuzk_err proof_write_json(const cuzk_proof *p, const char *path, char *err);
 cuzk_err public_write_json(const cuzk_public *pub, const char *path, char *err);
 cuzk_err vk_write_json(const cuzk_vk *vk, const uint8_t *alphabeta_fq12_std /* 12*fq_bytes or NULL */,
