@@ -17,29 +17,36 @@
  *   finalizers     groth16_step_assemble + groth16_verify; a partition that fails is
  *                  retried once from synthesis, then the job fails with the reason
  *
- * The budget reservation of a partition is released in parts: the witness share after
- * the device stage, the a/b/c workspace after assembly.
+ * Memory. A partition reserves workspace (groth16_ws_size) + an aligned witness copy +
+ * the witness file it maps; the first partition of a key not loaded also reserves the
+ * key (mapped .zkey + the backends' copies, key_bytes_estimate in keys.c). It gives the
+ * bytes back in parts: the witness file after synthesis, the workspace and witness copy
+ * after the device stage (into the buffer pool, whose cached buffers stay charged to the
+ * budget until reused or trimmed). Keys stay charged until evicted. What is not
+ * budgeted is a fixed overhead: the binary and thread stacks, the CPU backends' MSM
+ * bucket scratch (per pool, independent of the number of jobs), SQLite's page cache,
+ * and the tracker ring (200k events x 64 bytes): about 64 MiB plus the MSM scratch.
  *
  * Job lifecycle (job.state; partitions have their own, engine_part_state):
  *
- *   engine_submit                dispatcher_run: first partition
+ *   engine_submit                dispatcher_main: first partition
  *   (journaled, id returned)     gets its budget
  *        |                    +-------------------------+
  *        v                    |                         v
  *    +--------+---------------+                    +---------+
  *    | QUEUED |                                    | RUNNING |
  *    +--------+ <------------------------------+   +---------+
- *        |       engine_start (recovery): every |    |  |  |
- *        |       journaled QUEUED/RUNNING job   +----+  |  |  finalizer_run: last partition
- *        |       is re-queued, partitions that          |  |  verified -> +------+
- *        |       were not DONE start over               |  +------------> | DONE |
+ *        |       engine_start -> recover_one:   |    |  |  |
+ *        |       every journaled QUEUED or      +----+  |  |  final_main: last partition
+ *        |       RUNNING job is re-queued; its          |  |  verified -> +------+
+ *        |       partitions not DONE start over         |  +------------> | DONE |
  *        |                                              |                 +------+
- *        | engine_cancel                engine_cancel   |  finalizer_run: a partition
+ *        | engine_cancel                engine_cancel   |  part_fail: a partition
  *        v                                              |  failed twice -> +--------+
  *   +----------+ <--------------------------------------+                  | FAILED |
  *   | CANCELED |                                                           +--------+
  *   +----------+
- *   A DONE job's proofs are deleted by janitor_run proof_ttl_s after it finished, or
+ *   A terminal job and its proofs are deleted by janitor_sweep proof_ttl_s after it finished, or
  *   fetch_grace_s after the first engine_fetch_proof; the job is then purged.
  *
  * DONE, FAILED and CANCELED are terminal; engine_wait returns as soon as a job is terminal.

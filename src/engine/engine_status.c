@@ -98,7 +98,7 @@ static const char *worker_state_name(const eworker *w)
     if (!strcmp(w->kind, "device"))
         return s == TRK_BUSY ? "busy" : trk_gap_name((trk_gap)s);
     if (!strcmp(w->kind, "dispatch"))
-        return s ? "admitting" : "idle";
+        return s == 2 ? "waiting for budget" : s ? "admitting" : "idle";
     return s ? "busy" : "idle";
 }
 
@@ -305,17 +305,18 @@ char *engine_metrics_text(engine *e)
                       "# TYPE cuzk_gpu_busy_ratio gauge\n");
         for (int d = 0; d < e->n_dev; d++)
             mb_printf(&b, "cuzk_gpu_busy_ratio{device=\"%d\"} %.6f\n", d, tracker_busy_ratio(e->trk, d, 0, now));
+        int64_t busy[ENGINE_MAX_DEVICES], gap[ENGINE_MAX_DEVICES][GAP_COUNT];
+        for (int d = 0; d < e->n_dev; d++)
+            tracker_device_totals(e->trk, d, now, &busy[d], gap[d]);
         mb_printf(&b, "# HELP cuzk_gpu_busy_seconds_total Device busy time.\n# TYPE cuzk_gpu_busy_seconds_total counter\n");
+        for (int d = 0; d < e->n_dev; d++)
+            mb_printf(&b, "cuzk_gpu_busy_seconds_total{device=\"%d\"} %.6f\n", d, (double)busy[d] / 1e6);
         mb_printf(&b, "# HELP cuzk_idle_gap_seconds_total Device idle time by what its workers waited for.\n"
                       "# TYPE cuzk_idle_gap_seconds_total counter\n");
-        for (int d = 0; d < e->n_dev; d++) {
-            int64_t busy, gap[GAP_COUNT];
-            tracker_device_totals(e->trk, d, now, &busy, gap);
-            mb_printf(&b, "cuzk_gpu_busy_seconds_total{device=\"%d\"} %.6f\n", d, (double)busy / 1e6);
+        for (int d = 0; d < e->n_dev; d++)
             for (int g = 0; g < GAP_COUNT; g++)
                 mb_printf(&b, "cuzk_idle_gap_seconds_total{device=\"%d\",reason=\"%s\"} %.6f\n", d,
-                          trk_gap_name((trk_gap)g), (double)gap[g] / 1e6);
-        }
+                          trk_gap_name((trk_gap)g), (double)gap[d][g] / 1e6);
         if (!b.oom && tracker_metrics(e->trk, &b.p, &b.len, &b.cap))
             b.oom = 1;
     }

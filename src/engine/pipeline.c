@@ -216,6 +216,7 @@ static void *dispatcher_main(void *arg)
             if (freed)
                 continue; /* re-plan with the new numbers */
             pthread_mutex_unlock(&e->mu);
+            worker_set(w, 2, p);
             ok = budget_reserve(&e->bud, need, 250);
         }
         pthread_mutex_lock(&e->mu);
