@@ -19,6 +19,9 @@ cd "$repo"
 CUZK=${CUZK:-bin/cuzk}
 case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
 export CUZK
+# sanitizer builds (make asan): a sanitizer report exits 86, distinguishable from an ordinary exit 1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86:print_stacktrace=1}
 if [ ! -x "$CUZK" ]; then
     echo "run.sh: cuzk binary not found at $CUZK (build it with make, or set CUZK)" >&2
     exit 2

@@ -33,6 +33,8 @@ if [ ! -x "$CUZK" ]; then
 fi
 tmp=${CUZK_TEST_TMP:-$(mktemp -d)}
 mkdir -p "$tmp"
+export ASAN_OPTIONS=${ASAN_OPTIONS:-exitcode=86}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-exitcode=86:print_stacktrace=1}
 
 failures=0
 checks=0
@@ -45,7 +47,7 @@ run() {
     checks=$((checks + 1))
     "$@" > "$tmp/last.out" 2>&1
     local rc=$?
-    if [ $rc -ge 128 ]; then
+    if [ $rc -ge 128 ] || grep -Eq 'Sanitizer|runtime error:' "$tmp/last.out"; then
         fail "$desc: crashed (exit $rc): $*"; sed 's/^/      /' "$tmp/last.out" | tail -20; return 1
     fi
     if [ "$want" = any-nonzero ] && [ $rc -ne 0 ]; then pass "$desc (exit $rc)"; return 0; fi
