@@ -10,7 +10,7 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O3 -march=native
 SAN     ?=
-CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Isrc -pthread -g $(OPT) $(SAN) $(EXTRA_CFLAGS)
+CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -Isrc -pthread -g $(OPT) $(SAN) $(EXTRA_CFLAGS)
 LDLIBS  := -lmicrohttpd -ljansson -lsqlite3 -lm -pthread
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
