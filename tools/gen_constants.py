@@ -221,6 +221,12 @@ def emit(curve, q, r, b, xi, twist_b, g1, g2, loop_digits, loop_neg, param, para
     nh = (hard.bit_length() + 63) // 64
     o.d("FINAL_EXP_HARD_LIMBS", str(nh), "limbs of the hard part exponent")
     o.d("FINAL_EXP_HARD_L", limbs(hard, nh), "(q^4 - q^2 + 1)/r, hard part of the final exponentiation")
+    if tag == "BN254":
+        m, why = 2 * param * (6 * param**2 + 3 * param + 1), "2u(6u^2+3u+1)"
+    else:
+        m, why = 3, "3"
+    assert m % r != 0
+    o.d("PAIRING_SNARKJS_POW_L", limbs(m, 4), "%s: snarkjs/ffjavascript's pairing is the canonical reduced pairing to this power" % why)
     o.d("CURVE_PARAM_NEG", "1" if param_neg else "0", "sign of the curve parameter")
     o.blank()
     o.lines.append("#endif")

@@ -94,6 +94,8 @@
 #define FINAL_EXP_HARD_LIMBS 20
 /* (q^4 - q^2 + 1)/r, hard part of the final exponentiation */
 #define FINAL_EXP_HARD_L { 0xe516c3f438e3ba79ull, 0xfa9912aae208ccf1ull, 0x905ce937335d5b68ull, 0xc71a2629b0dea236ull, 0x83774940996754c8ull, 0x21d160aeb6a1e799ull, 0x2ed0b283ed237db4ull, 0x915c97f36c6f1821ull, 0x67f17fcbde783765ull, 0x2378b9039096d1b7ull, 0x7988f8761bdc51dcull, 0x2076995003fc77a1ull, 0x827eca0ba621315bull, 0xe5a72bce8d63cb9full, 0xf68f7764c28b6f8aull, 0x2f230063cf081517ull, 0x94506632528d6a9aull, 0xd3cde88eeb996ca3ull, 0xc0bd38c3195c899eull, 0x000f686b3d807d01ull }
+/* 3: snarkjs/ffjavascript's pairing is the canonical reduced pairing to this power */
+#define PAIRING_SNARKJS_POW_L { 0x0000000000000003ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull }
 /* sign of the curve parameter */
 #define CURVE_PARAM_NEG 1
 

@@ -94,6 +94,8 @@
 #define FINAL_EXP_HARD_LIMBS 12
 /* (q^4 - q^2 + 1)/r, hard part of the final exponentiation */
 #define FINAL_EXP_HARD_L { 0xe81bb482ccdf42b1ull, 0x5abf5cc4f49c36d4ull, 0xf1154e7e1da014fdull, 0xdcc7b44c87cdbacfull, 0xaaa441e3954bcf8aull, 0x6b887d56d5095f23ull, 0x79581e16f3fd90c6ull, 0x3b1b1355d189227dull, 0x4e529a5861876f6bull, 0x6c0eb522d5b12278ull, 0x331ec15183177fafull, 0x01baaa710b0759adull }
+/* 2u(6u^2+3u+1): snarkjs/ffjavascript's pairing is the canonical reduced pairing to this power */
+#define PAIRING_SNARKJS_POW_L { 0x2e5d4e223ddedaf4ull, 0x1ea96b02d9d9e38dull, 0x3bec47df15e307c8ull, 0x0000000000000000ull }
 /* sign of the curve parameter */
 #define CURVE_PARAM_NEG 0
 

@@ -243,6 +243,23 @@ static void pairing_checks(int iters)
         ps[1] = p;
         CHECK(!pairing_product_is_one(ps, qs, 2), "product check rejects a wrong pair");
     }
+    /* fast final exponentiation == canonical one raised to PAIRING_SNARKJS_POW_L;
+     * cyclotomic squaring == squaring on unitary elements */
+    {
+        static const uint64_t c[4] = PAIRING_SNARKJS_POW_L;
+        fq12_t m, fa, fb, u1, u2;
+        g1_rnd(&p, a);
+        g2_rnd(&q, b);
+        pairing_miller_loop(&m, &p, &q);
+        pairing_final_exp(&fa, &m);
+        pairing_final_exp_canonical(&fb, &m);
+        fq12_pow(&fb, &fb, c, 4);
+        CHECK(fq12_eq(&fa, &fb), "fast final exponentiation = canonical^c");
+        pairing_final_exp_easy(&u1, &m);
+        fq12_cyclotomic_sqr(&u2, &u1);
+        fq12_sqr(&u1, &u1);
+        CHECK(fq12_eq(&u1, &u2), "cyclotomic square");
+    }
     g1_aff_t inf;
     g1_aff_set_inf(&inf);
     pairing(&e1, &inf, &g2);
@@ -304,6 +321,7 @@ static void dump_curves(FILE *f, int n, int npair)
         }
         pairing(&e, &p, &p2);
         fputs("pairing", f), put_g1(f, &p), put_g2(f, &p2), put_fq12(f, &e), fputc('\n', f);
+
     }
 }
 

@@ -360,7 +360,7 @@ static void dump_fields(FILE *f, int n)
         rnd_fq2(&q);
         fputs("fq2_mul", f), put_fq2(f, &p), put_fq2(f, &q), fq2_mul(&r, &p, &q), put_fq2(f, &r), fputc('\n', f);
         fputs("fq2_inv", f), put_fq2(f, &p), fq2_inv(&r, &p), put_fq2(f, &r), fputc('\n', f);
-        if (i < n / 4 + 1) {
+        if (i < 8) {
             fq12_t A, B, C;
             rnd_fq12(&A);
             rnd_fq12(&B);
