@@ -1,0 +1,433 @@
+/* backend_impl.cuh - the CUDA Groth16 backend (groth16/backend.h) for one curve.
+ *
+ * Included by one translation unit per curve (gpu_bn254.cu, gpu_bls12_381.cu), which
+ * first includes that curve's params_<curve>.cuh and defines
+ *   GPU_P(x)     the curve's constant named x (BN254_##x)
+ *   GPU_SYM(x)   the exported name of x for this curve (x##_bn254)
+ *   GPU_CURVE_ID the cuzk_curve_id
+ *
+ * DESIGN. key_attach uploads the five base sets exactly as the zkey stores them, builds
+ * a CSR of section 4 (rows 0..n-1 the A matrix, n..2n-1 the B matrix), the NTT twiddles
+ * and the odd-coset shift table, and allocates every device buffer a proof needs, after
+ * checking the total against cudaMemGetInfo. The per-proof steps then only copy in, run
+ * kernels and copy out; the step buffers are guarded by two locks (a/b/c + h, and MSM)
+ * so the daemon can run one job's h while another job's MSMs run, on separate streams.
+ * The witness goes through a pinned staging buffer; the h upload for the H MSM runs on a
+ * copy stream while the four witness MSMs compute.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "groth16/backend.h"
+}
+#include "gpu/cuda_util.cuh"
+#include "gpu/msm.cuh"
+#include "gpu/ntt.cuh"
+
+namespace GPU_SYM(gpu) {
+
+FP_PARAMS(fr_params, 8, GPU_P(FR_P), GPU_P(FR_M0), GPU_P(FR_RR), GPU_P(FR_ONE));
+FP_PARAMS(fq_params, GPU_P(FQ_LIMBS32), GPU_P(FQ_P), GPU_P(FQ_M0), GPU_P(FQ_RR), GPU_P(FQ_ONE));
+typedef fp_t<fr_params> fr;
+typedef fp_t<fq_params> fq;
+typedef fp2_t<fq> fq2;
+
+#define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
+
+struct gpu_key {
+    const zkey_file *z;
+    size_t n;             /* domain size */
+    unsigned log_n;
+    size_t n_vars;
+    uint8_t *d_bases[ZKEY_BASES]; /* as in the zkey: affine Montgomery */
+    uint32_t *d_row_ptr;  /* 2n + 1 */
+    uint32_t *d_col;      /* n_coefs: signal */
+    fr *d_val;            /* n_coefs: coef * R^2 */
+    ntt_plan<fr> plan;
+    fr *d_shift;          /* n: w_(2n)^i / n */
+    fr *d_w;              /* n_vars witness, std form */
+    fr *d_abc;            /* 3n: a | b | c */
+    uint32_t *d_msm_w;    /* n_vars x 8 witness scalars for the MSMs */
+    uint32_t *d_msm_h;    /* n x 8 h scalars */
+    uint8_t *d_msm;       /* MSM scratch (max over the five sets) */
+    size_t msm_bytes;
+    uint8_t *h_w;         /* pinned staging: n_vars x 32 */
+    cudaStream_t st_ntt, st_msm, st_copy;
+    cudaEvent_t ev_h;
+    pthread_mutex_t mu_ntt, mu_msm;
+    int locks_ok;
+};
+
+struct gpu_impl {
+    int device;
+};
+
+size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
+size_t set_point_bytes(const zkey_file *z, int k)
+{
+    return k == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes;
+}
+
+size_t msm_need(const zkey_file *z)
+{
+    size_t m = 0;
+    for (int k = 0; k < ZKEY_BASES; k++) {
+        msm_shape s = msm_shape_of(set_points(z, k), GPU_FR_BITS);
+        size_t b = k == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr)
+                                : msm_scratch_layout<fq>(s, nullptr, nullptr);
+        if (b > m)
+            m = b;
+    }
+    return m;
+}
+
+void key_free(gpu_key *k)
+{
+    if (!k)
+        return;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        cudaFree(k->d_bases[i]);
+    cudaFree(k->d_row_ptr);
+    cudaFree(k->d_col);
+    cudaFree(k->d_val);
+    cudaFree(k->plan.d_tw);
+    cudaFree(k->plan.d_itw);
+    cudaFree(k->d_shift);
+    cudaFree(k->d_w);
+    cudaFree(k->d_abc);
+    cudaFree(k->d_msm_w);
+    cudaFree(k->d_msm_h);
+    cudaFree(k->d_msm);
+    if (k->h_w)
+        cudaFreeHost(k->h_w);
+    if (k->st_ntt)
+        cudaStreamDestroy(k->st_ntt);
+    if (k->st_msm)
+        cudaStreamDestroy(k->st_msm);
+    if (k->st_copy)
+        cudaStreamDestroy(k->st_copy);
+    if (k->ev_h)
+        cudaEventDestroy(k->ev_h);
+    if (k->locks_ok) {
+        pthread_mutex_destroy(&k->mu_ntt);
+        pthread_mutex_destroy(&k->mu_msm);
+    }
+    free(k);
+}
+
+/* entry k of a __constant__ table of Fr elements (params_<curve>.cuh) */
+fr fr_const(const void *table, unsigned k)
+{
+    fr r;
+    cudaMemcpyFromSymbol(&r, table, sizeof r, (size_t)k * sizeof r, cudaMemcpyDeviceToHost);
+    return r;
+}
+
+cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    gpu_key *k = (gpu_key *)calloc(1, sizeof *k);
+    uint32_t *h_row = nullptr, *h_col = nullptr, *h_fill = nullptr;
+    uint8_t *h_val = nullptr;
+    size_t need = 0, free_b = 0, total_b = 0, n = 0, rows = 0, nc = 0;
+    fr wn, iwn, w2n, ninv, one;
+    if (!k)
+        return cuzk_errf(err, CUZK_ENOMEM, "gpu: out of host memory");
+    *ks = nullptr;
+    if (z->curve->id != GPU_CURVE_ID) {
+        free(k);
+        return cuzk_errf(err, CUZK_ECURVE, "gpu: key is %s, backend is for another curve", z->curve->label);
+    }
+    if (z->log_domain + 1 > (unsigned)GPU_P(FR_TWO_ADICITY)) {
+        free(k);
+        return cuzk_errf(err, CUZK_EINVAL, "gpu: domain 2^%u is too large for this curve", z->log_domain);
+    }
+    k->z = z;
+    k->n = n = z->domain_size;
+    k->log_n = z->log_domain;
+    k->n_vars = z->n_vars;
+    nc = z->n_coefs;
+    rows = 2 * n;
+    CUDA_TRY(cudaSetDevice(im->device));
+
+    /* memory plan, checked before any upload */
+    for (int i = 0; i < ZKEY_BASES; i++)
+        need += msm_align(set_points(z, i) * set_point_bytes(z, i));
+    need += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
+    need += 2 * msm_align(n / 2 * 32 + 32) + msm_align(n * 32);            /* twiddles, shift */
+    need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
+    need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
+    k->msm_bytes = msm_need(z);
+    need += k->msm_bytes;
+    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    if (need + (64u << 20) > free_b) {
+        free(k);
+        return cuzk_errf(err, CUZK_ENOMEM,
+                         "gpu %d: key needs %zu bytes of device memory (bases, matrices, NTT and MSM buffers), "
+                         "%zu bytes are free",
+                         im->device, need + (64u << 20), free_b);
+    }
+    if (pthread_mutex_init(&k->mu_ntt, nullptr) || pthread_mutex_init(&k->mu_msm, nullptr)) {
+        free(k);
+        return cuzk_errf(err, CUZK_EINTERNAL, "gpu: mutex init failed");
+    }
+    k->locks_ok = 1;
+    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_ntt, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_msm, cudaStreamNonBlocking));
+    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_copy, cudaStreamNonBlocking));
+    CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
+
+    /* bases, kept resident */
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        size_t b = set_points(z, i) * set_point_bytes(z, i);
+        CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
+        if (b)
+            CUDA_TRY(cudaMemcpy(k->d_bases[i], z->bases[i], b, cudaMemcpyHostToDevice));
+    }
+
+    /* CSR of section 4 by (matrix, row): counting sort */
+    h_row = (uint32_t *)calloc(rows + 1, 4);
+    h_fill = (uint32_t *)calloc(rows, 4);
+    h_col = (uint32_t *)malloc(nc ? nc * 4 : 4);
+    h_val = (uint8_t *)malloc(nc ? nc * 32 : 32);
+    if (!h_row || !h_fill || !h_col || !h_val) {
+        cu_err = cudaErrorMemoryAllocation;
+        cu_what = "host CSR buffers";
+        goto fail;
+    }
+    for (size_t e = 0; e < nc; e++) {
+        const uint8_t *r = z->coefs + e * 44;
+        uint32_t m, row;
+        memcpy(&m, r, 4);
+        memcpy(&row, r + 4, 4);
+        h_row[(size_t)m * n + row + 1]++;
+    }
+    for (size_t r = 0; r < rows; r++)
+        h_row[r + 1] += h_row[r];
+    for (size_t e = 0; e < nc; e++) {
+        const uint8_t *r = z->coefs + e * 44;
+        uint32_t m, row, sig;
+        memcpy(&m, r, 4);
+        memcpy(&row, r + 4, 4);
+        memcpy(&sig, r + 8, 4);
+        size_t at = h_row[(size_t)m * n + row] + h_fill[(size_t)m * n + row]++;
+        h_col[at] = sig;
+        memcpy(h_val + at * 32, r + 12, 32);
+    }
+    CUDA_TRY(cudaMalloc((void **)&k->d_row_ptr, (rows + 1) * 4));
+    CUDA_TRY(cudaMalloc((void **)&k->d_col, nc ? nc * 4 : 4));
+    CUDA_TRY(cudaMalloc((void **)&k->d_val, nc ? nc * 32 : 32));
+    CUDA_TRY(cudaMemcpy(k->d_row_ptr, h_row, (rows + 1) * 4, cudaMemcpyHostToDevice));
+    if (nc) {
+        CUDA_TRY(cudaMemcpy(k->d_col, h_col, nc * 4, cudaMemcpyHostToDevice));
+        CUDA_TRY(cudaMemcpy(k->d_val, h_val, nc * 32, cudaMemcpyHostToDevice));
+    }
+
+    /* NTT tables */
+    k->plan.log_n = k->log_n;
+    wn = fr_const(GPU_P(FR_ROOTS), k->log_n);
+    iwn = fr_const(GPU_P(FR_IROOTS), k->log_n);
+    w2n = fr_const(GPU_P(FR_ROOTS), k->log_n + 1);
+    ninv = fr_const(GPU_P(FR_NINV), k->log_n);
+    one = fr_const(GPU_P(FR_ROOTS), 0);
+    CUDA_TRY(cudaMalloc((void **)&k->plan.d_tw, (n / 2 + 1) * sizeof(fr)));
+    CUDA_TRY(cudaMalloc((void **)&k->plan.d_itw, (n / 2 + 1) * sizeof(fr)));
+    CUDA_TRY(cudaMalloc((void **)&k->d_shift, n * sizeof(fr)));
+    ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
+    ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
+    ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);
+    CUDA_TRY(cudaGetLastError());
+
+    CUDA_TRY(cudaMalloc((void **)&k->d_w, k->n_vars * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_abc, 3 * n * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
+    CUDA_TRY(cudaHostAlloc((void **)&k->h_w, k->n_vars * 32, cudaHostAllocDefault));
+    CUDA_TRY(cudaDeviceSynchronize());
+    free(h_row);
+    free(h_fill);
+    free(h_col);
+    free(h_val);
+    *ks = k;
+    return CUZK_OK;
+fail:
+    free(h_row);
+    free(h_fill);
+    free(h_col);
+    free(h_val);
+    key_free(k);
+    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
+                     "gpu %d: key attach: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));
+}
+
+void gpu_key_detach(cuzk_backend *be, void *ks)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    cudaSetDevice(im->device);
+    key_free((gpu_key *)ks);
+}
+
+/* copies the witness (std form) through the pinned buffer to dst on st */
+cudaError_t upload_witness(gpu_key *k, void *dst, const uint8_t *wtns, cudaStream_t st)
+{
+    size_t b = k->n_vars * 32;
+    memcpy(k->h_w, wtns, b);
+    cudaError_t e = cudaMemcpyAsync(dst, k->h_w, b, cudaMemcpyHostToDevice, st);
+    if (e != cudaSuccess)
+        return e;
+    return cudaStreamSynchronize(st); /* h_w is reused by the next call */
+}
+
+cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    gpu_key *k = (gpu_key *)ks;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    size_t n = k->n;
+    pthread_mutex_lock(&k->mu_ntt);
+    CUDA_TRY(cudaSetDevice(im->device));
+    CUDA_TRY(upload_witness(k, k->d_w, ws->wtns, k->st_ntt));
+    eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
+                                                                      k->d_w, 2 * n);
+    fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
+    CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
+    CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    pthread_mutex_unlock(&k->mu_ntt);
+    return CUZK_OK;
+fail:
+    pthread_mutex_unlock(&k->mu_ntt);
+    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
+                     cudaGetErrorString(cu_err));
+}
+
+cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    gpu_key *k = (gpu_key *)ks;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    size_t n = k->n;
+    uint64_t *src[3] = {ws->a, ws->b, ws->c};
+    pthread_mutex_lock(&k->mu_ntt);
+    CUDA_TRY(cudaSetDevice(im->device));
+    for (int x = 0; x < 3; x++) {
+        fr *d = k->d_abc + (size_t)x * n;
+        CUDA_TRY(cudaMemcpyAsync(d, src[x], n * 32, cudaMemcpyHostToDevice, k->st_ntt));
+        CUDA_TRY(ntt_run(k->plan, d, 1, k->st_ntt));
+        fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(d, k->d_shift, n);
+        CUDA_TRY(ntt_run(k->plan, d, 0, k->st_ntt));
+    }
+    h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_abc + n, k->d_abc + 2 * n, n);
+    CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    pthread_mutex_unlock(&k->mu_ntt);
+    return CUZK_OK;
+fail:
+    pthread_mutex_unlock(&k->mu_ntt);
+    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
+                     cudaGetErrorString(cu_err));
+}
+
+template <class F>
+cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out)
+{
+    msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
+    msm_scratch<F> sc;
+    msm_scratch_layout<F>(s, k->d_msm, &sc);
+    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm);
+    if (e != cudaSuccess)
+        return e;
+    e = cudaMemcpyAsync(out, sc.result, 3 * sizeof(F), cudaMemcpyDeviceToHost, k->st_msm);
+    if (e != cudaSuccess)
+        return e;
+    return cudaStreamSynchronize(k->st_msm);
+}
+
+cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    gpu_key *k = (gpu_key *)ks;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    const zkey_file *z = k->z;
+    pthread_mutex_lock(&k->mu_msm);
+    CUDA_TRY(cudaSetDevice(im->device));
+    CUDA_TRY(upload_witness(k, k->d_msm_w, ws->wtns, k->st_msm));
+    /* h goes up on the copy stream while the witness MSMs run */
+    CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
+    CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
+    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1]));
+    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C]));
+    CUDA_TRY(cudaStreamWaitEvent(k->st_msm, k->ev_h, 0));
+    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H]));
+    pthread_mutex_unlock(&k->mu_msm);
+    return CUZK_OK;
+fail:
+    cudaStreamSynchronize(k->st_copy);
+    pthread_mutex_unlock(&k->mu_msm);
+    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: msm: %s failed: %s", im->device, cu_what,
+                     cudaGetErrorString(cu_err));
+}
+
+void gpu_destroy(cuzk_backend *be)
+{
+    if (!be)
+        return;
+    free(be->impl);
+    free(be);
+}
+
+} /* namespace GPU_SYM(gpu) */
+
+using namespace GPU_SYM(gpu);
+
+extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || count == 0) {
+        cuzk_errf(err, CUZK_ENODEV, "no CUDA device found (%s)",
+                  e != cudaSuccess ? cudaGetErrorString(e) : "device count is 0");
+        return nullptr;
+    }
+    if (device < 0 || device >= count) {
+        cuzk_errf(err, CUZK_ENODEV, "no CUDA device %d (this machine has %d)", device, count);
+        return nullptr;
+    }
+    if ((e = cudaSetDevice(device)) != cudaSuccess) {
+        cuzk_errf(err, CUZK_EDEVICE, "gpu %d: cudaSetDevice: %s", device, cudaGetErrorString(e));
+        return nullptr;
+    }
+    cuzk_backend *be = (cuzk_backend *)calloc(1, sizeof *be);
+    gpu_impl *im = (gpu_impl *)calloc(1, sizeof *im);
+    if (!be || !im) {
+        free(be);
+        free(im);
+        cuzk_errf(err, CUZK_ENOMEM, "gpu: out of host memory");
+        return nullptr;
+    }
+    im->device = device;
+    be->name = "gpu";
+    be->curve = GPU_CURVE_ID;
+    be->device = device;
+    be->impl = im;
+    be->key_attach = gpu_key_attach;
+    be->key_detach = gpu_key_detach;
+    be->eval_abc = gpu_eval_abc;
+    be->compute_h = gpu_compute_h;
+    be->msm_all = gpu_msm_all;
+    be->destroy = gpu_destroy;
+    return be;
+}

@@ -1,0 +1,179 @@
+/* ec.cuh - short Weierstrass points (a = 0) on the GPU, generic over the base field
+ * (fp_t for G1, fp2_t for G2).
+ *
+ * DESIGN. MSM buckets are XYZZ (x = X/ZZ, y = Y/ZZZ, ZZ^3 = ZZZ^2; infinity is ZZ = 0):
+ * adding an affine base costs 8M + 2S and needs no inversion (Bernstein-Lange EFD,
+ * "g1p/shortw/xyzz": madd-2008-s, add-2008-s, dbl-2008-s-1, mdbl-2008-s-1). Affine
+ * points are exactly as stored in a zkey: (x, y) in Montgomery form, all zero = infinity.
+ * The formulas do not use the curve constant b. Variable time (MSM inputs are public
+ * bases and witness scalars, none of them secret to the prover).
+ */
+#pragma once
+#include "gpu/ff.cuh"
+
+template <class F>
+struct affine_t {
+    F x, y;
+    FF_INLINE bool is_inf() const { return x.is_zero() && y.is_zero(); }
+    static FF_INLINE affine_t load(const void *p)
+    {
+        const uint8_t *q = (const uint8_t *)p;
+        return affine_t{F::load(q), F::load(q + sizeof(F))};
+    }
+};
+
+template <class F>
+struct xyzz_t {
+    F x, y, zz, zzz;
+
+    static FF_INLINE xyzz_t inf() { return xyzz_t{F::zero(), F::zero(), F::zero(), F::zero()}; }
+    FF_INLINE bool is_inf() const { return zz.is_zero(); }
+    FF_INLINE void neg() { y = y.neg(); }
+
+    static FF_INLINE xyzz_t from_affine(const affine_t<F> &p)
+    {
+        if (p.is_inf())
+            return inf();
+        return xyzz_t{p.x, p.y, F::one(), F::one()};
+    }
+
+    /* dbl-2008-s-1: U = 2Y, V = U^2, W = U V, S = X V, M = 3X^2,
+       X3 = M^2 - 2S, Y3 = M(S - X3) - W Y, ZZ3 = V ZZ, ZZZ3 = W ZZZ.  6M + 3S */
+    __device__ __noinline__ void dbl()
+    {
+        if (is_inf())
+            return;
+        F u = y.dbl();
+        F v = u.sqr();
+        F w = u * v;
+        F s = x * v;
+        F x2 = x.sqr();
+        F m = x2.dbl() + x2;
+        F x3 = m.sqr() - s.dbl();
+        y = m * (s - x3) - w * y;
+        x = x3;
+        zz = zz * v;
+        zzz = zzz * w;
+    }
+
+    /* mdbl-2008-s-1 of an affine point into *this. 2M + 4S */
+    FF_INLINE void set_dbl_affine(const affine_t<F> &p)
+    {
+        F u = p.y.dbl();
+        F v = u.sqr();
+        F w = u * v;
+        F s = p.x * v;
+        F x2 = p.x.sqr();
+        F m = x2.dbl() + x2;
+        x = m.sqr() - s.dbl();
+        y = m * (s - x) - w * p.y;
+        zz = v;
+        zzz = w;
+    }
+
+    /* madd-2008-s: *this += p (p affine, not infinity).
+       U2 = X2 ZZ1, S2 = Y2 ZZZ1, P = U2 - X1, R = S2 - Y1, PP = P^2, PPP = P PP, Q = X1 PP,
+       X3 = R^2 - PPP - 2Q, Y3 = R(Q - X3) - Y1 PPP, ZZ3 = ZZ1 PP, ZZZ3 = ZZZ1 PPP.  8M + 2S */
+    FF_INLINE void add_affine(const affine_t<F> &p)
+    {
+        if (is_inf()) {
+            *this = xyzz_t{p.x, p.y, F::one(), F::one()};
+            return;
+        }
+        F u2 = p.x * zz;
+        F s2 = p.y * zzz;
+        F pp_ = u2 - x;
+        F r = s2 - y;
+        if (pp_.is_zero()) {
+            if (r.is_zero())
+                set_dbl_affine(p);
+            else
+                *this = inf();
+            return;
+        }
+        F pp = pp_.sqr();
+        F ppp = pp_ * pp;
+        F q = x * pp;
+        F x3 = r.sqr() - ppp - q.dbl();
+        y = r * (q - x3) - y * ppp;
+        x = x3;
+        zz = zz * pp;
+        zzz = zzz * ppp;
+    }
+
+    /* add-2008-s: *this += b.  12M + 2S */
+    __device__ __noinline__ void add(const xyzz_t &b)
+    {
+        if (b.is_inf())
+            return;
+        if (is_inf()) {
+            *this = b;
+            return;
+        }
+        F u1 = x * b.zz;
+        F u2 = b.x * zz;
+        F s1 = y * b.zzz;
+        F s2 = b.y * zzz;
+        F pp_ = u2 - u1;
+        F r = s2 - s1;
+        if (pp_.is_zero()) {
+            if (r.is_zero())
+                dbl();
+            else
+                *this = inf();
+            return;
+        }
+        F pp = pp_.sqr();
+        F ppp = pp_ * pp;
+        F q = u1 * pp;
+        F x3 = r.sqr() - ppp - q.dbl();
+        y = r * (q - x3) - s1 * ppp;
+        x = x3;
+        zz = zz * b.zz * pp;
+        zzz = zzz * b.zzz * ppp;
+    }
+
+    /* *this = k * *this for a small public k (double and add, variable time) */
+    __device__ __noinline__ void mul_small(uint32_t k)
+    {
+        xyzz_t acc = inf();
+        xyzz_t base = *this;
+        while (k) {
+            if (k & 1)
+                acc.add(base);
+            k >>= 1;
+            if (k)
+                base.dbl();
+        }
+        *this = acc;
+    }
+
+    /* (add, dbl and mul_small are out of line: they serve the bucket reduction and the
+       partial levels, where one copy per kernel keeps code size and build time down) */
+
+    /* Jacobian (X ZZ^2, Y ZZZ^2, ZZZ): X/Z^2 = X ZZ^2/ZZ^3, Y/Z^3 = Y ZZZ^2/ZZZ^3.
+       Writes X|Y|Z (3 field elements) at p; infinity gives Z = 0. */
+    FF_INLINE void store_jacobian(void *p) const
+    {
+        uint8_t *q = (uint8_t *)p;
+        F zz2 = zz.sqr();
+        F zzz2 = zzz.sqr();
+        (x * zz2).store(q);
+        (y * zzz2).store(q + sizeof(F));
+        zzz.store(q + 2 * sizeof(F));
+    }
+    static FF_INLINE xyzz_t load(const void *p)
+    {
+        const uint8_t *q = (const uint8_t *)p;
+        return xyzz_t{F::load(q), F::load(q + sizeof(F)), F::load(q + 2 * sizeof(F)),
+                      F::load(q + 3 * sizeof(F))};
+    }
+    FF_INLINE void store(void *p) const
+    {
+        uint8_t *q = (uint8_t *)p;
+        x.store(q);
+        y.store(q + sizeof(F));
+        zz.store(q + 2 * sizeof(F));
+        zzz.store(q + 3 * sizeof(F));
+    }
+};

@@ -1,0 +1,332 @@
+/* ff.cuh - prime-field arithmetic on the GPU: Montgomery Fp with 32-bit limbs, and Fp2.
+ *
+ * DESIGN. An element is N little-endian 32-bit limbs in Montgomery form with R = 2^(32N),
+ * which is the host's R = 2^(64*LIMBS): a zkey coordinate or a host fr_t can be
+ * reinterpreted as an fp_t without conversion. Every operation returns a fully reduced
+ * value in [0, p), so device results compare byte for byte with the CPU's.
+ *
+ * Multiplication is a schoolbook product into 2N limbs followed by a separate Montgomery
+ * reduction (SOS, Koc-Acar-Kaliski 1996), both written as PTX carry chains: each row adds
+ * the low halves (mad.lo.cc / madc.lo.cc) in one chain and the high halves (mad.hi.cc /
+ * madc.hi.cc) one limb further up in a second chain. Squaring computes the N(N-1)/2 cross
+ * products once, doubles them and adds the diagonal: about 40% fewer multiplies than mul.
+ * Cost of mul: 2N^2 + N multiply-adds (N = 8: 136, N = 12: 300).
+ *
+ * The carry flag must survive between consecutive asm statements; every statement is
+ * `asm volatile`, so the compiler keeps their order and inserts nothing that clobbers
+ * CC between them (the approach of sppark's mont_t and of most CUDA bigint code).
+ */
+#pragma once
+#include <stdint.h>
+
+#define FF_INLINE __device__ __forceinline__
+
+/* ---- PTX primitives: d = a op b (+carry) ---- */
+#define PTX_ADD_CC(d, a, b) asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+#define PTX_ADDC_CC(d, a, b) asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+#define PTX_ADDC(d, a, b) asm volatile("addc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+#define PTX_SUB_CC(d, a, b) asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+#define PTX_SUBC_CC(d, a, b) asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+#define PTX_SUBC(d, a, b) asm volatile("subc.u32 %0, %1, %2;" : "=r"(d) : "r"(a), "r"(b))
+/* d = lo/hi(a*b) + c */
+#define PTX_MADLO_CC(d, a, b, c) asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#define PTX_MADCLO_CC(d, a, b, c) asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#define PTX_MADHI_CC(d, a, b, c) asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#define PTX_MADCHI_CC(d, a, b, c) asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+
+/* A field's constants as a type (a type, not pointer template arguments, so the host
+ * stubs of kernels templated on a field stay plain): N limbs, P modulus, M0 = -P^-1 mod
+ * 2^32, RR = R^2 mod P, ONE = R mod P, all __constant__ arrays. */
+#define FP_PARAMS(name, N_, P_, M0_, RR_, ONE_)                                   \
+    struct name {                                                               \
+        static const int N = N_;                                                \
+        static __device__ __forceinline__ uint32_t p(int i) { return P_[i]; }   \
+        static __device__ __forceinline__ uint32_t m0() { return M0_; }         \
+        static __device__ __forceinline__ uint32_t rr(int i) { return RR_[i]; } \
+        static __device__ __forceinline__ uint32_t one(int i) { return ONE_[i]; } \
+    }
+
+/* fp_t<C>: an element of the field described by C (FP_PARAMS). Requires 2P < 2^(32N) + P
+ * (true for every modulus here: the top limb of P is nonzero). */
+template <class C>
+struct fp_t {
+    static const int N = C::N;
+    static const int LIMBS = N;
+    uint32_t v[N];
+
+    static FF_INLINE fp_t zero()
+    {
+        fp_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            r.v[i] = 0;
+        return r;
+    }
+    static FF_INLINE fp_t one()
+    {
+        fp_t r;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            r.v[i] = C::one(i);
+        return r;
+    }
+    FF_INLINE bool is_zero() const
+    {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            acc |= v[i];
+        return acc == 0;
+    }
+    FF_INLINE bool operator==(const fp_t &b) const
+    {
+        uint32_t acc = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            acc |= v[i] ^ b.v[i];
+        return acc == 0;
+    }
+    FF_INLINE bool operator!=(const fp_t &b) const { return !(*this == b); }
+
+    /* t (N limbs) + top*2^(32N), known < 2P: subtract P once if the value is >= P */
+    static FF_INLINE fp_t reduce_once(const uint32_t *t, uint32_t top)
+    {
+        fp_t r, o;
+        uint32_t bw;
+        PTX_SUB_CC(r.v[0], t[0], C::p(0));
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            PTX_SUBC_CC(r.v[i], t[i], C::p(i));
+        PTX_SUBC(bw, top, 0u); /* 0xffffffff iff t + top*2^32N < P */
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            o.v[i] = bw == 0xffffffffu ? t[i] : r.v[i];
+        return o;
+    }
+
+    friend FF_INLINE fp_t operator+(const fp_t &a, const fp_t &b)
+    {
+        uint32_t t[N], c;
+        PTX_ADD_CC(t[0], a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            PTX_ADDC_CC(t[i], a.v[i], b.v[i]);
+        PTX_ADDC(c, 0u, 0u);
+        return reduce_once(t, c);
+    }
+    friend FF_INLINE fp_t operator-(const fp_t &a, const fp_t &b)
+    {
+        fp_t r;
+        uint32_t bw;
+        PTX_SUB_CC(r.v[0], a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            PTX_SUBC_CC(r.v[i], a.v[i], b.v[i]);
+        PTX_SUBC(bw, 0u, 0u); /* 0 or all ones */
+        PTX_ADD_CC(r.v[0], r.v[0], C::p(0) & bw);
+#pragma unroll
+        for (int i = 1; i < N; i++)
+            PTX_ADDC_CC(r.v[i], r.v[i], C::p(i) & bw);
+        return r;
+    }
+    FF_INLINE fp_t neg() const
+    {
+        fp_t r = zero() - *this;
+        return r;
+    }
+    FF_INLINE fp_t dbl() const { return *this + *this; }
+
+    /* Montgomery reduction of t[0..2N-1] (< P * 2^(32N)): returns t * 2^(-32N) mod P */
+    static FF_INLINE fp_t redc(uint32_t *t)
+    {
+        uint32_t c = 0; /* carry into limb i+N at the start of row i */
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint32_t m = t[i] * C::m0();
+            PTX_MADLO_CC(t[i], m, C::p(0), t[i]);
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                PTX_MADCLO_CC(t[i + j], m, C::p(j), t[i + j]);
+            PTX_ADDC_CC(t[i + N], t[i + N], c);
+            PTX_ADDC(c, 0u, 0u);
+            PTX_MADHI_CC(t[i + 1], m, C::p(0), t[i + 1]);
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                PTX_MADCHI_CC(t[i + 1 + j], m, C::p(j), t[i + 1 + j]);
+            PTX_ADDC(c, c, 0u);
+        }
+        return reduce_once(t + N, c);
+    }
+
+    friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b)
+    {
+        uint32_t t[2 * N];
+#pragma unroll
+        for (int i = 0; i < 2 * N; i++)
+            t[i] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            /* t[i..i+N-1] += lo(a*b_i), carry into t[i+N], t[i+N+1] */
+            PTX_MADLO_CC(t[i], a.v[0], b.v[i], t[i]);
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                PTX_MADCLO_CC(t[i + j], a.v[j], b.v[i], t[i + j]);
+            if (i + N + 1 < 2 * N) {
+                PTX_ADDC_CC(t[i + N], t[i + N], 0u);
+                PTX_ADDC(t[i + N + 1], 0u, 0u);
+            } else {
+                PTX_ADDC(t[i + N], t[i + N], 0u);
+            }
+            /* t[i+1..i+N] += hi(a*b_i) */
+            PTX_MADHI_CC(t[i + 1], a.v[0], b.v[i], t[i + 1]);
+#pragma unroll
+            for (int j = 1; j < N; j++)
+                PTX_MADCHI_CC(t[i + 1 + j], a.v[j], b.v[i], t[i + 1 + j]);
+            if (i + N + 1 < 2 * N)
+                PTX_ADDC(t[i + N + 1], t[i + N + 1], 0u);
+        }
+        return redc(t);
+    }
+
+    FF_INLINE fp_t sqr() const
+    {
+        const uint32_t *a = v;
+        uint32_t t[2 * N];
+#pragma unroll
+        for (int i = 0; i < 2 * N; i++)
+            t[i] = 0;
+        /* cross products a_i*a_j, i < j: row i covers limbs 2i+1 .. i+N+1 */
+#pragma unroll
+        for (int i = 0; i < N - 1; i++) {
+            PTX_MADLO_CC(t[2 * i + 1], a[i], a[i + 1], t[2 * i + 1]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++)
+                PTX_MADCLO_CC(t[i + j], a[i], a[j], t[i + j]);
+            if (i + N + 1 < 2 * N) {
+                PTX_ADDC_CC(t[i + N], t[i + N], 0u);
+                PTX_ADDC(t[i + N + 1], 0u, 0u);
+            } else {
+                PTX_ADDC(t[i + N], t[i + N], 0u);
+            }
+            PTX_MADHI_CC(t[2 * i + 2], a[i], a[i + 1], t[2 * i + 2]);
+#pragma unroll
+            for (int j = i + 2; j < N; j++)
+                PTX_MADCHI_CC(t[i + 1 + j], a[i], a[j], t[i + 1 + j]);
+            if (i + N + 1 < 2 * N)
+                PTX_ADDC(t[i + N + 1], t[i + N + 1], 0u);
+        }
+        /* double (the cross sum is < 2^(64N-1)) */
+        t[2 * N - 1] = __funnelshift_l(t[2 * N - 2], t[2 * N - 1], 1);
+#pragma unroll
+        for (int i = 2 * N - 2; i > 0; i--)
+            t[i] = __funnelshift_l(t[i - 1], t[i], 1);
+        t[0] <<= 1;
+        /* + diagonal a_i^2 at limbs 2i, 2i+1 */
+        PTX_MADLO_CC(t[0], a[0], a[0], t[0]);
+        PTX_MADCHI_CC(t[1], a[0], a[0], t[1]);
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            PTX_MADCLO_CC(t[2 * i], a[i], a[i], t[2 * i]);
+            PTX_MADCHI_CC(t[2 * i + 1], a[i], a[i], t[2 * i + 1]);
+        }
+        return redc(t);
+    }
+
+    /* standard form -> Montgomery (x * R^2 * R^-1) */
+    FF_INLINE fp_t to_mont() const
+    {
+        fp_t rr;
+#pragma unroll
+        for (int i = 0; i < N; i++)
+            rr.v[i] = C::rr(i);
+        return *this * rr;
+    }
+    /* Montgomery -> standard form (x * R^-1) */
+    FF_INLINE fp_t from_mont() const
+    {
+        uint32_t t[2 * N];
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            t[i] = v[i];
+            t[N + i] = 0;
+        }
+        return redc(t);
+    }
+
+    /* this^e for a small public exponent (square and multiply, variable time) */
+    FF_INLINE fp_t pow_u64(uint64_t e) const
+    {
+        fp_t r = one(), b = *this;
+        while (e) {
+            if (e & 1)
+                r = r * b;
+            b = b.sqr();
+            e >>= 1;
+        }
+        return r;
+    }
+
+    /* 16-byte vector loads/stores (p 16-byte aligned; every layout here is) */
+    static FF_INLINE fp_t load(const void *p)
+    {
+        fp_t r;
+        const uint4 *q = (const uint4 *)p;
+#pragma unroll
+        for (int i = 0; i < N / 4; i++) {
+            uint4 x = q[i];
+            r.v[4 * i] = x.x;
+            r.v[4 * i + 1] = x.y;
+            r.v[4 * i + 2] = x.z;
+            r.v[4 * i + 3] = x.w;
+        }
+        return r;
+    }
+    FF_INLINE void store(void *p) const
+    {
+        uint4 *q = (uint4 *)p;
+#pragma unroll
+        for (int i = 0; i < N / 4; i++)
+            q[i] = make_uint4(v[4 * i], v[4 * i + 1], v[4 * i + 2], v[4 * i + 3]);
+    }
+};
+
+/* Fp2 = Fp[u]/(u^2 + 1) (both curves use the non-residue -1). */
+template <class F>
+struct fp2_t {
+    static const int LIMBS = 2 * F::LIMBS;
+    F c0, c1;
+
+    static FF_INLINE fp2_t zero() { return fp2_t{F::zero(), F::zero()}; }
+    static FF_INLINE fp2_t one() { return fp2_t{F::one(), F::zero()}; }
+    FF_INLINE bool is_zero() const { return c0.is_zero() && c1.is_zero(); }
+    FF_INLINE bool operator==(const fp2_t &b) const { return c0 == b.c0 && c1 == b.c1; }
+    FF_INLINE bool operator!=(const fp2_t &b) const { return !(*this == b); }
+    friend FF_INLINE fp2_t operator+(const fp2_t &a, const fp2_t &b) { return fp2_t{a.c0 + b.c0, a.c1 + b.c1}; }
+    friend FF_INLINE fp2_t operator-(const fp2_t &a, const fp2_t &b) { return fp2_t{a.c0 - b.c0, a.c1 - b.c1}; }
+    FF_INLINE fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }
+    FF_INLINE fp2_t dbl() const { return fp2_t{c0.dbl(), c1.dbl()}; }
+    /* Karatsuba: 3M */
+    friend FF_INLINE fp2_t operator*(const fp2_t &a, const fp2_t &b)
+    {
+        F v0 = a.c0 * b.c0, v1 = a.c1 * b.c1;
+        F s = (a.c0 + a.c1) * (b.c0 + b.c1);
+        return fp2_t{v0 - v1, s - v0 - v1};
+    }
+    /* complex squaring: (a0+a1)(a0-a1), 2 a0 a1: 2M */
+    FF_INLINE fp2_t sqr() const
+    {
+        F m = c0 * c1;
+        return fp2_t{(c0 + c1) * (c0 - c1), m.dbl()};
+    }
+    static FF_INLINE fp2_t load(const void *p)
+    {
+        const uint8_t *q = (const uint8_t *)p;
+        return fp2_t{F::load(q), F::load(q + 4 * F::LIMBS)};
+    }
+    FF_INLINE void store(void *p) const
+    {
+        uint8_t *q = (uint8_t *)p;
+        c0.store(q);
+        c1.store(q + 4 * F::LIMBS);
+    }
+};

@@ -1,0 +1,6 @@
+/* gpu_bls12_381.cu - the CUDA backend instantiated for BLS12-381. */
+#include "gpu/params_bls12_381.cuh"
+#define GPU_P(x) BLS12_381_##x
+#define GPU_SYM(x) x##_bls12_381
+#define GPU_CURVE_ID CURVE_BLS12_381
+#include "gpu/backend_impl.cuh"

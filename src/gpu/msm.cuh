@@ -1,0 +1,358 @@
+/* msm.cuh - Pippenger multi-scalar multiplication on the GPU (G1 and G2), bases resident.
+ *
+ * DESIGN. Variable time: scalars are the witness and h, bases are public, so timing
+ * reveals nothing the proof does not. With window c and W = ceil((bits+1)/c) windows:
+ *  1. digits: each scalar is recoded into W signed digits in [-2^(c-1), 2^(c-1)]; entry
+ *     (window w, scalar i) gets key (w << c) | |digit| and value i | sign << 31. Digit 0
+ *     (all digits of a zero scalar) is bucket 0, which is never added.
+ *  2. sort: CUB radix sort of the (key, value) pairs over the c + log2(W) key bits, so each
+ *     bucket's points are contiguous however skewed the scalars are (a witness full of
+ *     ones puts n points in one bucket).
+ *  3. accumulate: every thread adds MSM_CHUNK consecutive sorted entries (mixed XYZZ
+ *     additions of affine bases), so the work per thread is bounded. A run of one key
+ *     that lies wholly inside a chunk is a finished bucket and is stored; a run cut by a
+ *     chunk border becomes a partial sum; the sorted list of partials is summed the same
+ *     way, level after level, until none is left (each level divides by MSM_CHUNK / 2).
+ *     Scalar-one points are therefore summed by plain balanced batched addition.
+ *  4. buckets -> windows: window w's sum_b b * B_b is split over MSM_GROUPS threads, each
+ *     doing a running sum over its bucket range and a small multiple for its offset;
+ *     the groups are added pairwise; a last thread combines windows by Horner (c doublings
+ *     each) and writes Jacobian coordinates.
+ */
+#pragma once
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <type_traits>
+
+#include "gpu/ec.cuh"
+
+#define MSM_CHUNK 32    /* sorted entries per accumulating thread */
+#define MSM_GROUPS 256  /* threads per window in the bucket reduction */
+#define MSM_KEY_NONE 0xffffffffu
+
+/* window bits for n points */
+static inline unsigned msm_window_bits(size_t n)
+{
+    unsigned lg = 0;
+    while (((size_t)1 << lg) < n)
+        lg++;
+    int c = (int)lg - 6;
+    if (c < 4)
+        c = 4;
+    if (c > 16)
+        c = 16;
+    return (unsigned)c;
+}
+
+struct msm_shape {
+    size_t n;          /* points */
+    unsigned c;        /* window bits */
+    unsigned nwin;     /* windows */
+    unsigned key_bits; /* c + bits(nwin) */
+    size_t entries;    /* n * nwin */
+    size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / MSM_CHUNK) */
+    size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
+    size_t nbuckets;   /* nwin << c */
+};
+
+static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits)
+{
+    msm_shape s;
+    s.n = n;
+    s.c = msm_window_bits(n);
+    s.nwin = (scalar_bits + 1 + s.c - 1) / s.c;
+    unsigned wb = 0;
+    while ((1u << wb) < s.nwin)
+        wb++;
+    s.key_bits = s.c + wb;
+    s.entries = n * s.nwin;
+    s.slots0 = 2 * ((s.entries + MSM_CHUNK - 1) / MSM_CHUNK);
+    s.slots1 = 2 * ((s.slots0 + MSM_CHUNK - 1) / MSM_CHUNK) + 2;
+    s.nbuckets = (size_t)s.nwin << s.c;
+    return s;
+}
+
+/* device scratch of one MSM, carved from one allocation (msm_scratch_size bytes) */
+template <class F>
+struct msm_scratch {
+    uint32_t *keys_in, *vals_in, *keys_out, *vals_out;
+    void *sort_tmp;
+    size_t sort_tmp_bytes;
+    xyzz_t<F> *buckets;            /* nbuckets */
+    uint32_t *pkey[2];             /* partial keys, slots0 / slots1 */
+    xyzz_t<F> *ppt[2];             /* partial points */
+    uint32_t *sel;                 /* compacted partial slot ids (slots0) */
+    uint32_t *nsel;                /* 1 counter */
+    void *sel_tmp;
+    size_t sel_tmp_bytes;
+    xyzz_t<F> *groups;             /* nwin * MSM_GROUPS */
+    uint8_t *result;               /* one Jacobian point */
+};
+
+static inline size_t msm_align(size_t x) { return (x + 255) & ~(size_t)255; }
+
+template <class F>
+static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<F> *o)
+{
+    size_t off = 0, sort_bytes = 0, sel_bytes = 0;
+    cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
+                                    (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.entries, 0,
+                                    (int)s.key_bits);
+    cub::DeviceSelect::Flagged(nullptr, sel_bytes, thrust::counting_iterator<uint32_t>(0), (const uint8_t *)nullptr,
+                               (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.slots0);
+    msm_scratch<F> t;
+#define MSM_CARVE(field, bytes)                                   \
+    do {                                                          \
+        t.field = (typename std::remove_reference<decltype(t.field)>::type)(base ? base + off : nullptr); \
+        off += msm_align(bytes);                                  \
+    } while (0)
+    MSM_CARVE(keys_in, s.entries * 4);
+    MSM_CARVE(vals_in, s.entries * 4);
+    MSM_CARVE(keys_out, s.entries * 4);
+    MSM_CARVE(vals_out, s.entries * 4);
+    MSM_CARVE(sort_tmp, sort_bytes);
+    t.sort_tmp_bytes = sort_bytes;
+    MSM_CARVE(buckets, s.nbuckets * sizeof(xyzz_t<F>));
+    MSM_CARVE(pkey[0], s.slots0 * 4);
+    MSM_CARVE(pkey[1], s.slots1 * 4);
+    MSM_CARVE(ppt[0], s.slots0 * sizeof(xyzz_t<F>));
+    MSM_CARVE(ppt[1], s.slots1 * sizeof(xyzz_t<F>));
+    MSM_CARVE(sel, s.slots0 * 4);
+    MSM_CARVE(nsel, 4);
+    MSM_CARVE(sel_tmp, sel_bytes);
+    t.sel_tmp_bytes = sel_bytes;
+    MSM_CARVE(groups, (size_t)s.nwin * MSM_GROUPS * sizeof(xyzz_t<F>));
+    MSM_CARVE(result, 3 * sizeof(F));
+#undef MSM_CARVE
+    if (o)
+        *o = t;
+    return off;
+}
+
+/* bits [off, off+c) of a 256-bit little-endian scalar (c <= 16) */
+static __device__ __forceinline__ uint32_t msm_bits(const uint32_t *s, unsigned off, unsigned c)
+{
+    unsigned w = off >> 5, b = off & 31;
+    uint32_t lo = w < 8 ? s[w] : 0, hi = w + 1 < 8 ? s[w + 1] : 0;
+    return __funnelshift_r(lo, hi, b) & ((1u << c) - 1);
+}
+
+static __global__ __launch_bounds__(256) void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t *scalars,
+                                                          size_t n, unsigned c, unsigned nwin)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    uint32_t s[8];
+    const uint4 *q = (const uint4 *)(scalars + 8 * i);
+    uint4 x = q[0], y = q[1];
+    s[0] = x.x, s[1] = x.y, s[2] = x.z, s[3] = x.w, s[4] = y.x, s[5] = y.y, s[6] = y.z, s[7] = y.w;
+    uint32_t carry = 0, half = 1u << (c - 1);
+    for (unsigned w = 0; w < nwin; w++) {
+        uint32_t raw = msm_bits(s, w * c, c) + carry;
+        uint32_t d, neg;
+        if (raw > half) {
+            d = (1u << c) - raw;
+            neg = 1;
+            carry = 1;
+        } else {
+            d = raw;
+            neg = 0;
+            carry = 0;
+        }
+        keys[(size_t)w * n + i] = (w << c) | d;
+        vals[(size_t)w * n + i] = (uint32_t)i | (neg << 31);
+    }
+}
+
+/* source of level 0: sorted (key, signed index) pairs over affine bases */
+template <class F>
+struct msm_src_affine {
+    const uint32_t *keys, *vals;
+    const uint8_t *bases; /* affine, 2 * sizeof(F) bytes each */
+    __device__ __forceinline__ uint32_t key(size_t e) const { return keys[e]; }
+    __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
+    {
+        uint32_t v = vals[e];
+        affine_t<F> p = affine_t<F>::load(bases + (size_t)(v & 0x7fffffffu) * 2 * sizeof(F));
+        if (p.is_inf())
+            return;
+        if (v >> 31)
+            p.y = p.y.neg();
+        acc.add_affine(p);
+    }
+};
+
+/* source of later levels: compacted partials */
+template <class F>
+struct msm_src_partial {
+    const uint32_t *sel, *pkey;
+    const xyzz_t<F> *ppt;
+    __device__ __forceinline__ uint32_t key(size_t e) const { return pkey[sel[e]]; }
+    __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
+    {
+        acc.add(xyzz_t<F>::load(ppt + sel[e]));
+    }
+};
+
+template <class F, class SRC>
+__global__ __launch_bounds__(128) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
+                                                             uint32_t *out_key, xyzz_t<F> *out_pt)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t start = t * MSM_CHUNK;
+    if (start >= m)
+        return;
+    size_t end = start + MSM_CHUNK < m ? start + MSM_CHUNK : m;
+    uint32_t bmask = (1u << c) - 1;
+    uint32_t key = src.key(start);
+    size_t run = start;
+    xyzz_t<F> acc = xyzz_t<F>::inf();
+    for (size_t e = start;; e++) {
+        uint32_t k = e < end ? src.key(e) : MSM_KEY_NONE;
+        if (e == end || k != key) {
+            /* flush the run [run, e) of key */
+            if (key & bmask) {
+                bool left_open = run == start && start > 0 && src.key(start - 1) == key;
+                bool right_open = e == end && end < m && src.key(end) == key;
+                if (!left_open && !right_open) {
+                    acc.store(buckets + key);
+                } else {
+                    size_t slot = 2 * t + (left_open ? 0 : 1);
+                    out_key[slot] = key;
+                    acc.store(out_pt + slot);
+                }
+            }
+            if (e == end)
+                break;
+            key = k;
+            run = e;
+            acc = xyzz_t<F>::inf();
+        }
+        if (key & bmask)
+            src.add_to(acc, e);
+    }
+}
+
+static __global__ __launch_bounds__(256) void msm_flags_kernel(uint8_t *flags, const uint32_t *pkey, size_t n)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        flags[i] = pkey[i] != MSM_KEY_NONE;
+}
+
+/* thread (w, g): sum over buckets b in its range of b * B_b */
+template <class F>
+__global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *groups, const xyzz_t<F> *buckets,
+                                                                unsigned c, unsigned nwin)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (size_t)nwin * MSM_GROUPS)
+        return;
+    unsigned w = (unsigned)(t / MSM_GROUPS), g = (unsigned)(t % MSM_GROUPS);
+    uint32_t nb = 1u << (c - 1); /* buckets 1..nb */
+    uint32_t per = (nb + MSM_GROUPS - 1) / MSM_GROUPS;
+    uint32_t lo = 1 + g * per, hi = lo + per - 1;
+    if (hi > nb)
+        hi = nb;
+    xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
+    const xyzz_t<F> *wb = buckets + ((size_t)w << c);
+    for (uint32_t b = hi; b >= lo && lo <= nb; b--) {
+        run.add(xyzz_t<F>::load(wb + b));
+        acc.add(run);
+    }
+    /* acc = sum (b - lo + 1) B_b; add (lo - 1) * run */
+    if (lo > 1 && lo <= nb) {
+        run.mul_small(lo - 1);
+        acc.add(run);
+    }
+    acc.store(groups + t);
+}
+
+template <class F>
+__global__ __launch_bounds__(128) void msm_group_pairs_kernel(xyzz_t<F> *groups, unsigned nwin, unsigned stride)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (size_t)nwin * stride)
+        return;
+    unsigned w = (unsigned)(t / stride), i = (unsigned)(t % stride);
+    xyzz_t<F> a = xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS + i);
+    a.add(xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS + i + stride));
+    a.store(groups + (size_t)w * MSM_GROUPS + i);
+}
+
+template <class F>
+__global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned c, unsigned nwin)
+{
+    if (blockIdx.x || threadIdx.x)
+        return;
+    xyzz_t<F> r = xyzz_t<F>::load(groups + (size_t)(nwin - 1) * MSM_GROUPS);
+    for (int w = (int)nwin - 2; w >= 0; w--) {
+        for (unsigned k = 0; k < c; k++)
+            r.dbl();
+        r.add(xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS));
+    }
+    r.store_jacobian(out);
+}
+
+static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
+
+/* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
+ * points, zkey layout). Writes the Jacobian result to sc.result. */
+template <class F>
+static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
+                           const uint32_t *d_scalars, cudaStream_t st)
+{
+    cudaError_t e;
+    if (s.n == 0) {
+        e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
+        return e;
+    }
+    msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
+    size_t tmp = sc.sort_tmp_bytes;
+    e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in, sc.keys_out, sc.vals_in, sc.vals_out,
+                                        (int64_t)s.entries, 0, (int)s.key_bits, st);
+    if (e != cudaSuccess)
+        return e;
+    if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
+        return e;
+    if ((e = cudaMemsetAsync(sc.pkey[0], 0xff, s.slots0 * 4, st)) != cudaSuccess)
+        return e;
+    msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
+    size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
+    msm_accumulate_kernel<F, msm_src_affine<F>>
+        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0]);
+    size_t nslots = 2 * threads;
+    int cur = 0;
+    uint8_t *flags = (uint8_t *)sc.keys_in; /* keys_in is free after the sort */
+    for (;;) {
+        msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
+        size_t stmp = sc.sel_tmp_bytes;
+        e = cub::DeviceSelect::Flagged(sc.sel_tmp, stmp, thrust::counting_iterator<uint32_t>(0), flags, sc.sel,
+                                       sc.nsel, (int64_t)nslots, st);
+        if (e != cudaSuccess)
+            return e;
+        uint32_t cnt = 0;
+        if ((e = cudaMemcpyAsync(&cnt, sc.nsel, 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess)
+            return e;
+        if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
+            return e;
+        if (cnt == 0)
+            break;
+        size_t th = (cnt + MSM_CHUNK - 1) / MSM_CHUNK;
+        int nxt = cur ^ 1;
+        if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
+            return e;
+        msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
+        msm_accumulate_kernel<F, msm_src_partial<F>>
+            <<<msm_grid(th, 128), 128, 0, st>>>(src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt]);
+        nslots = 2 * th;
+        cur = nxt;
+    }
+    msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * MSM_GROUPS, 128), 128, 0, st>>>(sc.groups, sc.buckets,
+                                                                                          s.c, s.nwin);
+    for (unsigned stride = MSM_GROUPS / 2; stride >= 1; stride /= 2)
+        msm_group_pairs_kernel<F><<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride);
+    msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin);
+    return cudaGetLastError();
+}
