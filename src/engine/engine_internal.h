@@ -139,6 +139,7 @@ struct engine {
     _Atomic int n_sched;        /* partitions in the scheduler */
     _Atomic int n_presynth;     /* admitted or in synthesis */
     _Atomic int n_final;        /* in the finalize queue or being finalized */
+    _Atomic int n_ready;        /* in the device queue */
 
     pthread_mutex_t rq_mu;
     pthread_cond_t cv_rq_item, cv_rq_space;

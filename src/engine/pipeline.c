@@ -200,6 +200,14 @@ static void *dispatcher_main(void *arg)
             p->state = PART_CANCELED;
             continue;
         }
+        /* admission window: no more partitions past the scheduler than the synthesis
+           workers and the device queue can hold, so that a later, more urgent partition
+           still finds the queue ahead of it short (priority order is exact only here) */
+        if (atomic_load(&e->n_presynth) + atomic_load(&e->n_ready) >= e->cfg.synth_workers + e->cfg.queue_depth) {
+            worker_set(w, 0, NULL);
+            timed_wait_ms(&e->cv_sched, &e->mu, 50);
+            continue;
+        }
         ekey *k = key_find(e, j->zkey);
         uint64_t key_need = k ? 0 : j->key_bytes;
         size_t bs = (size_t)(j->part_bytes - j->file_bytes);
@@ -348,6 +356,7 @@ static void *synth_main(void *arg)
         if (!drop) {
             p->state = PART_READY;
             pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
+            atomic_fetch_add(&e->n_ready, 1);
             pthread_cond_signal(&e->cv_rq_item);
         }
         atomic_fetch_sub(&e->n_presynth, 1);
@@ -390,8 +399,10 @@ static void *device_main(void *arg)
             break;
         }
         epart *p = pq_pop(&e->readyq);
+        atomic_fetch_sub(&e->n_ready, 1);
         pthread_cond_signal(&e->cv_rq_space);
         pthread_mutex_unlock(&e->rq_mu);
+        pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
         p->state = PART_DEVICE;
         p->dev = d;
         p->worker = wi;
