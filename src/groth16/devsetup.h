@@ -64,11 +64,12 @@ static void dev_fr_to_bytes(uint8_t *b, const fr_t *a)
  * in [-(half-1), half]; nwin = ceil((FR_BITS+1)/w) leaves room for the last carry. */
 
 #define DEV_FB_CHUNK 512           /* points per task: one batch inversion each */
-#define DEV_FB_TABLE_MAX (64u << 20) /* bytes a table may take */
+#define DEV_FB_TABLE_MAX (8u << 20) /* bytes a table may take (bigger ones thrash the caches) */
 
 static unsigned dev_fb_nwin(unsigned w) { return (FR_BITS + 1 + w - 1) / w; }
 
-/* window width minimising (table entries + n) * windows within the memory cap */
+/* window width minimising (3 * table entries + n) * windows within the memory cap (a table
+ * entry costs an addition plus its share of a batch conversion; measured on BN254) */
 static unsigned dev_fb_pick_w(size_t n, size_t aff_bytes)
 {
     unsigned best = 2;
@@ -77,7 +78,7 @@ static unsigned dev_fb_pick_w(size_t n, size_t aff_bytes)
         double half = (double)(1u << (w - 1)), nwin = dev_fb_nwin(w);
         if (half * nwin * (double)aff_bytes > DEV_FB_TABLE_MAX)
             break;
-        double cost = nwin * ((double)n + half);
+        double cost = nwin * ((double)n + 3 * half);
         if (cost < best_cost) {
             best_cost = cost;
             best = w;
@@ -136,10 +137,10 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         free(j);                                                                                   \
     }                                                                                              \
                                                                                                    \
-    /* Table for base p and about n scalars. Returns false when out of memory. */                  \
-    static bool dev_fb_##G##_init(dev_fb_##G *tab, const G##_aff_t *p, size_t n, pool_t *pool)     \
+    /* Table of window width w (2..16) for base p. Returns false when out of memory. */           \
+    static bool dev_fb_##G##_init_w(dev_fb_##G *tab, const G##_aff_t *p, unsigned w, pool_t *pool) \
     {                                                                                              \
-        tab->w = dev_fb_pick_w(n, sizeof(G##_aff_t));                                              \
+        tab->w = w;                                                                                \
         tab->nwin = dev_fb_nwin(tab->w);                                                           \
         tab->half = 1u << (tab->w - 1);                                                            \
         tab->t = malloc((size_t)tab->nwin * tab->half * sizeof *tab->t);                           \
@@ -165,6 +166,12 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
             tab->t = NULL;                                                                         \
         }                                                                                          \
         return ok;                                                                                 \
+    }                                                                                              \
+                                                                                                   \
+    /* Table for base p, sized for about n scalars. */                                             \
+    static bool dev_fb_##G##_init(dev_fb_##G *tab, const G##_aff_t *p, size_t n, pool_t *pool)     \
+    {                                                                                              \
+        return dev_fb_##G##_init_w(tab, p, dev_fb_pick_w(n, sizeof(G##_aff_t)), pool);             \
     }                                                                                              \
                                                                                                    \
     static void dev_fb_##G##_free(dev_fb_##G *tab)                                                 \
