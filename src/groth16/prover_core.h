@@ -265,19 +265,10 @@ cuzk_err CURVE_SYM(vk_from_zkey)(cuzk_vk *out, uint8_t *alphabeta, const zkey_fi
         g1_to_std(&out->ic[i], &p);
     }
     if (alphabeta) {
-        /* snarkjs (ffjavascript) prints e(alpha1, beta2) as its own pairing computes it, whose
-         * final exponentiation raises the reduced pairing to a fixed extra power: 2u(6u^2+3u+1)
-         * on BN254 (the Fuentes-Castaneda et al. hard part), 3 on BLS12-381. Raising ours to
-         * the same power makes vk_alphabeta_12 identical to snarkjs's. */
-#if CURVE_IS_BN254
-        static const uint64_t gt_exp[3] = {0x2e5d4e223ddedaf4ULL, 0x1ea96b02d9d9e38dULL,
-                                           0x3bec47df15e307c8ULL}; /* 2u(6u^2+3u+1), u = 4965661367192848881 */
-#else
-        static const uint64_t gt_exp[1] = {3};
-#endif
+        /* pairing() uses the same final exponentiation as snarkjs (see ec/pairing.h), so
+         * this is the vk_alphabeta_12 that snarkjs writes */
         fq12_t e;
         pairing(&e, &a1, &b2);
-        fq12_pow(&e, &e, gt_exp, sizeof gt_exp / sizeof gt_exp[0]);
         /* tower order c0.c0.c0, c0.c0.c1, c0.c1.c0, ... as snarkjs nests vk_alphabeta_12 */
         const fq_t *limbs = (const fq_t *)(const void *)&e;
         for (int i = 0; i < 12; i++)
