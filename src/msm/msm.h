@@ -24,15 +24,24 @@
  *    bit i of k; sum_w d_w 2^(wc) = k as long as W c > bitlen(k), and |d_w| <= 2^(c-1).
  *    A digit depends on c+1 bits of k only, so every window is computed independently.
  *    Negative digits add -P (negating y is free), so each window needs 2^(c-1) buckets.
- * 3. Buckets (parallel over windows x point chunks): XYZZ buckets, each point added with
- *    a mixed XYZZ+affine addition (8M+2S, EFD "madd-2008-s"); a window's sum
- *    sum_b b B_b by running sums from the top bucket down (2 XYZZ additions per bucket).
- *    c minimizes W (m + 2^c); chunks are only added when there are fewer windows than
- *    about 2 per participant, and never smaller than 2^c points, since every chunk
+ * 3. Buckets (parallel over windows x point chunks), in one of two modes:
+ *    XYZZ: each point added to its XYZZ bucket with a mixed XYZZ+affine addition
+ *      (8M+2S, EFD "madd-2008-s").
+ *    Batch affine (large inputs): buckets are affine, and up to B additions to distinct
+ *      buckets are collected and run together with one shared inversion (Montgomery's
+ *      trick; 5M+1S each plus 1/B of an inversion). A point whose bucket already has an
+ *      addition pending waits in a queue of B entries; when the queue is full (many equal
+ *      digits, e.g. repeated scalars) it goes to a per-bucket XYZZ overflow bucket instead,
+ *      so the cost degrades to the XYZZ mode rather than to one inversion per point.
+ *    A window's sum sum_b b B_b is formed by running sums from the top bucket down
+ *    (2 additions per bucket). c and the mode minimize an estimate of the field
+ *    multiplications (msm_window_bits); chunks are only added when there are fewer windows
+ *    than about 2 per participant, and never smaller than 2^c points, since every chunk
  *    repeats the bucket reduction.
  * 4. Windows combined top down: acc = 2^c acc + S_w (Jacobian), plus the scalar-one sum.
  * If scratch memory cannot be allocated, it falls back to a sum of G_jac_mul (slow, right).
- * Scratch: 4n bytes of indices, pool_size x 2^(c-1) buckets, W x chunks partial sums.
+ * Scratch: 4n bytes of indices, pool_size x 2^(c-1) XYZZ buckets (+ as many affine ones and
+ * B-entry batch and queue arrays in batch mode), W x chunks partial sums.
  */
 #ifndef CUZK_MSM_MSM_H
 #define CUZK_MSM_MSM_H
@@ -88,20 +97,49 @@ static inline unsigned msm_scalar_bits(void)
     return 0;
 }
 
-/* window size c minimizing W(c) (m + 2^c), W(c) = ceil((nbits+1)/c); 2^(c-1) buckets of
- * up to 288 bytes must stay modest, so c <= 20 */
-static inline unsigned msm_window_bits(size_t m, unsigned nbits)
+/* batch-affine bucket states */
+#define MSM_HAS 1  /* the affine bucket holds a point */
+#define MSM_BUSY 2 /* the bucket has an addition pending in the batch */
+#define MSM_OVF 4  /* the XYZZ overflow bucket holds a point */
+
+/* additions per shared inversion in batch mode: a quarter of the 2^(c-1) buckets, so a new
+ * point finds its bucket busy at most 1/4 of the time, and at most 1024 */
+static inline size_t msm_batch_size(unsigned c)
+{
+    size_t b = c >= 3 ? (size_t)1 << (c - 3) : 1;
+    return b < 1024 ? b : 1024;
+}
+
+/* Window size c and bucket mode for m points: the c that minimizes the estimated field
+ * multiplications W(c) (m a + 2^(c-1) r), W(c) = ceil((nbits+1)/c), where
+ *   XYZZ buckets:  a = 10 (madd 8M+2S),                    r = 28 (two XYZZ adds)
+ *   batch affine:  a = 6.5 + I/B (5M+1S, the inversion I = 2 FQ_BITS M shared by B),
+ *                  r = 24 (one madd, one add); only for c >= 11 (B >= 256).
+ * c <= 20 keeps the per-worker bucket memory modest. */
+static inline unsigned msm_window_bits(size_t m, unsigned nbits, int *batch)
 {
     unsigned best = 2;
-    double best_cost = 0;
+    int best_batch = 0;
+    double best_cost = -1;
     for (unsigned c = 2; c <= 20; c++) {
-        double w = (double)((nbits + c) / c);
-        double cost = w * ((double)m + (double)(1u << c));
-        if (c == 2 || cost < best_cost) {
+        double w = (double)((nbits + c) / c), nb = (double)(1u << (c - 1));
+        double cost = w * ((double)m * 10.0 + nb * 28.0);
+        if (best_cost < 0 || cost < best_cost) {
             best_cost = cost;
             best = c;
+            best_batch = 0;
+        }
+        if (c >= 11) {
+            double a = 6.5 + 2.0 * FQ_BITS / (double)msm_batch_size(c);
+            cost = w * ((double)m * a + nb * 24.0);
+            if (cost < best_cost) {
+                best_cost = cost;
+                best = c;
+                best_batch = 1;
+            }
         }
     }
+    *batch = best_batch;
     return best;
 }
 
@@ -118,15 +156,19 @@ static inline size_t msm_chunks(size_t m, unsigned c, unsigned n_windows, size_t
 
 #define MSM_G(x) g1_##x
 #define MSM_N(x) msm_g1_##x
+#define MSM_F(x) fq_##x
 #include "msm/msm_impl.h"
 #undef MSM_G
 #undef MSM_N
+#undef MSM_F
 
 #define MSM_G(x) g2_##x
 #define MSM_N(x) msm_g2_##x
+#define MSM_F(x) fq2_##x
 #include "msm/msm_impl.h"
 #undef MSM_G
 #undef MSM_N
+#undef MSM_F
 
 /* o = sum_i scalars_std[i] * bases[i] over G1 / G2; see the top of this file */
 static inline void msm_g1(g1_jac_t *o, const g1_aff_t *bases, const fr_t *scalars_std, size_t n,

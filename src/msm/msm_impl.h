@@ -4,6 +4,7 @@
  * Before including, define:
  *   MSM_G(x)    the group's name for x:   g1_##x   (g1_aff_t, g1_xyzz_add_aff, ...)
  *   MSM_N(x)    this file's names:        msm_g1_##x
+ *   MSM_F(x)    the base field's name:    fq_##x (G1), fq2_##x (G2)
  * See msm.h for the algorithm.
  */
 
@@ -26,9 +27,135 @@ typedef struct MSM_N(ctx) {
     size_t m;
     unsigned c, n_windows;
     size_t n_chunk, chunk_per;
-    MSM_N(xyzz_t) *buckets;     /* pool_size x 2^(c-1) buckets, one set per worker */
+    MSM_N(xyzz_t) *buckets;     /* pool_size x 2^(c-1) buckets, one set per worker (batch
+                                   mode: the overflow buckets) */
     MSM_N(jac_t) *win;          /* n_windows x n_chunk partial window sums */
+    /* batch-affine mode (see msm.h, step 3) */
+    int batch;                  /* 1: affine buckets with batched inversions */
+    size_t batch_size;          /* B: additions per shared inversion; also the queue capacity */
+    struct MSM_N(bscr) *bscr;   /* pool_size per-worker scratch sets */
 } MSM_N(ctx);
+
+/* Batch-affine scratch of one worker (nb = 2^(c-1) buckets, B = batch_size). */
+typedef struct MSM_N(bscr) {
+    MSM_N(aff_t) *bk;   /* nb affine buckets, meaningful where st has MSM_HAS */
+    uint8_t *st;        /* nb bucket states: MSM_HAS | MSM_BUSY | MSM_OVF */
+    MSM_N(xyzz_t) *ovf; /* nb overflow buckets, meaningful where st has MSM_OVF */
+    uint32_t *bb;       /* B: bucket of batch entry i */
+    MSM_N(aff_t) *bp;   /* B: point added by batch entry i */
+    MSM_F(t) *den;      /* B: denominator of entry i (x2 - x1, or 2y to double, or 1) */
+    MSM_F(t) *pre;      /* B: product of the denominators before entry i */
+    uint8_t *kind;      /* B: 0 add, 1 double, 2 cancels to infinity */
+    uint32_t *qb;       /* B: queued point's bucket (its bucket was busy) */
+    MSM_N(aff_t) *qp;   /* B: queued point */
+    size_t k;           /* entries in the batch, <= B */
+    size_t q;           /* entries in the queue, <= B */
+} MSM_N(bscr);
+
+/* Runs the k pending additions bk[bb[i]] += bp[i] with one inversion (Montgomery's trick):
+ * lambda = (y2 - y1)/(x2 - x1) (or 3x^2/2y to double), x3 = lambda^2 - x1 - x2,
+ * y3 = lambda (x1 - x3) - y1. Cost per entry 5M + 1S plus 1/k of an inversion. */
+static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
+{
+    size_t k = s->k;
+    if (!k)
+        return;
+    MSM_F(t) acc, d, lam, t;
+    MSM_F(set_one)(&acc);
+    for (size_t i = 0; i < k; i++) {
+        const MSM_N(aff_t) *a = &s->bk[s->bb[i]], *p = &s->bp[i];
+        MSM_F(sub)(&d, &p->x, &a->x);
+        s->kind[i] = 0;
+        if (MSM_F(is_zero)(&d)) {
+            if (MSM_F(eq)(&p->y, &a->y) && !MSM_F(is_zero)(&a->y)) {
+                s->kind[i] = 1; /* P + P */
+                MSM_F(dbl)(&d, &a->y);
+            } else {
+                s->kind[i] = 2; /* P + (-P) */
+                MSM_F(set_one)(&d);
+            }
+        }
+        s->den[i] = d;
+        s->pre[i] = acc;
+        MSM_F(mul)(&acc, &acc, &d);
+    }
+    MSM_F(inv)(&acc, &acc);
+    for (size_t i = k; i-- > 0;) {
+        uint32_t b = s->bb[i];
+        MSM_N(aff_t) *a = &s->bk[b];
+        const MSM_N(aff_t) *p = &s->bp[i];
+        MSM_F(mul)(&d, &acc, &s->pre[i]); /* 1 / den[i] */
+        MSM_F(mul)(&acc, &acc, &s->den[i]);
+        s->st[b] &= (uint8_t)~MSM_BUSY;
+        if (s->kind[i] == 2) {
+            s->st[b] &= (uint8_t)~MSM_HAS;
+            continue;
+        }
+        if (s->kind[i] == 1) {
+            MSM_F(sqr)(&t, &a->x);
+            MSM_F(dbl)(&lam, &t);
+            MSM_F(add)(&t, &lam, &t);
+            MSM_F(mul)(&lam, &t, &d);
+        } else {
+            MSM_F(sub)(&t, &p->y, &a->y);
+            MSM_F(mul)(&lam, &t, &d);
+        }
+        MSM_F(sqr)(&t, &lam);
+        MSM_F(sub)(&t, &t, &a->x);
+        MSM_F(sub)(&t, &t, &p->x); /* x3 */
+        MSM_F(sub)(&d, &a->x, &t);
+        MSM_F(mul)(&d, &lam, &d);
+        MSM_F(sub)(&a->y, &d, &a->y);
+        a->x = t;
+    }
+    s->k = 0;
+}
+
+/* bucket b += p, now or later: an empty bucket takes p as it is; a bucket already in the
+ * batch queues p (or, with the queue full, adds it to its XYZZ overflow bucket); any
+ * other bucket joins the batch. The caller flushes when the batch holds B entries. */
+static inline void MSM_N(b_insert)(MSM_N(bscr) *s, uint32_t b, const MSM_N(aff_t) *p,
+                                   size_t qcap)
+{
+    uint8_t st = s->st[b];
+    if (!(st & MSM_HAS)) {
+        s->bk[b] = *p;
+        s->st[b] = st | MSM_HAS;
+        return;
+    }
+    if (st & MSM_BUSY) {
+        if (s->q < qcap) {
+            s->qb[s->q] = b;
+            s->qp[s->q] = *p;
+            s->q++;
+            return;
+        }
+        if (st & MSM_OVF)
+            MSM_G(xyzz_add_aff)(&s->ovf[b], &s->ovf[b], p);
+        else
+            MSM_G(xyzz_from_aff)(&s->ovf[b], p);
+        s->st[b] = st | MSM_OVF;
+        return;
+    }
+    s->st[b] = st | MSM_BUSY;
+    s->bb[s->k] = b;
+    s->bp[s->k] = *p;
+    s->k++;
+}
+
+/* re-inserts the queued points (those whose bucket is still busy stay queued) */
+static inline void MSM_N(b_drain)(MSM_N(bscr) *s, size_t B)
+{
+    size_t n0 = s->q;
+    s->q = 0;
+    for (size_t r = 0; r < n0; r++) {
+        uint32_t b = s->qb[r];
+        MSM_N(aff_t) p = s->qp[r]; /* b_insert may rewrite slot s->q <= r */
+        MSM_N(b_insert)(s, b, &p, B);
+        if (s->k == B)
+            MSM_N(b_flush)(s);
+    }
+}
 
 /* Pass 1: zero scalars and infinity bases dropped, scalar one summed directly, the rest
  * listed for the bucket pass. */
@@ -107,6 +234,117 @@ static inline void MSM_N(task_window)(void *ctxp, size_t task, int worker)
     MSM_G(xyzz_to_jac)(&x->win[(size_t)w * x->n_chunk + chunk], &sum);
 }
 
+/* Pass 2 in batch-affine mode: same contract as task_window. */
+static inline void MSM_N(task_window_batch)(void *ctxp, size_t task, int worker)
+{
+    MSM_N(ctx) *x = ctxp;
+    unsigned w = (unsigned)(task % x->n_windows);
+    size_t chunk = task / x->n_windows;
+    size_t j0 = chunk * x->chunk_per, j1 = j0 + x->chunk_per;
+    if (j1 > x->m)
+        j1 = x->m;
+    unsigned c = x->c;
+    size_t nb = (size_t)1 << (c - 1), B = x->batch_size;
+    MSM_N(bscr) *s = &x->bscr[worker];
+    memset(s->st, 0, nb);
+    s->k = s->q = 0;
+
+    for (size_t j = j0; j < j1; j++) {
+        uint32_t i = x->idx[j];
+        int d = msm_digit(msm_limbs(&x->scalars[i]), w, c);
+        if (j + 1 < j1) {
+            int dn = msm_digit(msm_limbs(&x->scalars[x->idx[j + 1]]), w, c);
+            if (dn)
+                __builtin_prefetch(&s->bk[(dn > 0 ? dn : -dn) - 1], 1);
+            __builtin_prefetch(&x->bases[x->idx[j + 1]], 0);
+        }
+        if (d == 0)
+            continue;
+        if (d > 0) {
+            MSM_N(b_insert)(s, (uint32_t)(d - 1), &x->bases[i], B);
+        } else {
+            MSM_N(aff_t) q;
+            MSM_G(aff_neg)(&q, &x->bases[i]);
+            MSM_N(b_insert)(s, (uint32_t)(-d - 1), &q, B);
+        }
+        if (s->k == B) {
+            MSM_N(b_flush)(s);
+            MSM_N(b_drain)(s, B);
+        }
+    }
+    MSM_N(b_flush)(s);
+    MSM_N(b_drain)(s, B);
+    MSM_N(b_flush)(s);
+    /* what is still queued goes to the overflow buckets (nothing is busy any more) */
+    for (size_t r = 0; r < s->q; r++) {
+        uint32_t b = s->qb[r];
+        if (s->st[b] & MSM_OVF)
+            MSM_G(xyzz_add_aff)(&s->ovf[b], &s->ovf[b], &s->qp[r]);
+        else
+            MSM_G(xyzz_from_aff)(&s->ovf[b], &s->qp[r]);
+        s->st[b] |= MSM_OVF;
+    }
+    s->q = 0;
+
+    MSM_N(xyzz_t) run, sum;
+    MSM_G(xyzz_set_inf)(&run);
+    MSM_G(xyzz_set_inf)(&sum);
+    for (size_t b = nb; b-- > 0;) {
+        uint8_t st = s->st[b];
+        if (st & MSM_HAS)
+            MSM_G(xyzz_add_aff)(&run, &run, &s->bk[b]);
+        if (st & MSM_OVF)
+            MSM_G(xyzz_add)(&run, &run, &s->ovf[b]);
+        MSM_G(xyzz_add)(&sum, &sum, &run);
+    }
+    MSM_G(xyzz_to_jac)(&x->win[(size_t)w * x->n_chunk + chunk], &sum);
+}
+
+/* carves the batch-mode scratch of every worker out of one block (NULL on failure) */
+static inline void *MSM_N(bscr_alloc)(MSM_N(ctx) *x, size_t threads)
+{
+    size_t nb = (size_t)1 << (x->c - 1), B = x->batch_size;
+    size_t per = 0;
+#define MSM_CARVE(bytes) (per += ((bytes) + 63) & ~(size_t)63)
+    MSM_CARVE(nb * sizeof(MSM_N(aff_t)));
+    MSM_CARVE(nb);
+    MSM_CARVE(B * sizeof(uint32_t));
+    MSM_CARVE(B * sizeof(MSM_N(aff_t)));
+    MSM_CARVE(B * sizeof(MSM_F(t)));
+    MSM_CARVE(B * sizeof(MSM_F(t)));
+    MSM_CARVE(B);
+    MSM_CARVE(B * sizeof(uint32_t));
+    MSM_CARVE(B * sizeof(MSM_N(aff_t)));
+#undef MSM_CARVE
+    x->bscr = calloc(threads, sizeof *x->bscr);
+    uint8_t *mem = malloc(threads * per + 64);
+    if (!x->bscr || !mem) {
+        free(mem);
+        return NULL;
+    }
+    uint8_t *p = (uint8_t *)(((uintptr_t)mem + 63) & ~(uintptr_t)63);
+#define MSM_TAKE(field, bytes)                                                                     \
+    do {                                                                                           \
+        s->field = (void *)p;                                                                      \
+        p += ((bytes) + 63) & ~(size_t)63;                                                         \
+    } while (0)
+    for (size_t t = 0; t < threads; t++) {
+        MSM_N(bscr) *s = &x->bscr[t];
+        MSM_TAKE(bk, nb * sizeof(MSM_N(aff_t)));
+        MSM_TAKE(st, nb);
+        MSM_TAKE(bb, B * sizeof(uint32_t));
+        MSM_TAKE(bp, B * sizeof(MSM_N(aff_t)));
+        MSM_TAKE(den, B * sizeof(MSM_F(t)));
+        MSM_TAKE(pre, B * sizeof(MSM_F(t)));
+        MSM_TAKE(kind, B);
+        MSM_TAKE(qb, B * sizeof(uint32_t));
+        MSM_TAKE(qp, B * sizeof(MSM_N(aff_t)));
+        s->ovf = x->buckets + t * nb;
+    }
+#undef MSM_TAKE
+    return mem;
+}
+
 /* Fallback when scratch memory is not available: sum of scalar multiplications. */
 static inline void MSM_N(run_plain)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
                                     const fr_t *scalars, size_t n)
@@ -127,6 +365,7 @@ static inline void MSM_N(run_slice)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
                                     const fr_t *scalars, size_t n, pool_t *pool)
 {
     MSM_N(ctx) x;
+    void *bmem = NULL; /* batch-mode scratch block */
     memset(&x, 0, sizeof x);
     x.bases = bases;
     x.scalars = scalars;
@@ -170,7 +409,8 @@ static inline void MSM_N(run_slice)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
     else if (top)
         nbits = nbits > 256 - (unsigned)__builtin_clzll(top) ? nbits
                                                               : 256 - (unsigned)__builtin_clzll(top);
-    x.c = msm_window_bits(x.m, nbits);
+    x.c = msm_window_bits(x.m, nbits, &x.batch);
+    x.batch_size = msm_batch_size(x.c);
     x.n_windows = (nbits + 1 + x.c - 1) / x.c;
     x.n_chunk = msm_chunks(x.m, x.c, x.n_windows, threads);
     x.chunk_per = msm_div_up(x.m, x.n_chunk);
@@ -179,7 +419,10 @@ static inline void MSM_N(run_slice)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
     x.win = malloc((size_t)x.n_windows * x.n_chunk * sizeof *x.win);
     if (!x.buckets || !x.win)
         goto plain;
-    pool_run(pool, (size_t)x.n_windows * x.n_chunk, MSM_N(task_window), &x);
+    if (x.batch && !(bmem = MSM_N(bscr_alloc)(&x, threads)))
+        x.batch = 0; /* the XYZZ buckets need no more memory */
+    pool_run(pool, (size_t)x.n_windows * x.n_chunk,
+             x.batch ? MSM_N(task_window_batch) : MSM_N(task_window), &x);
 
     /* windows, top down: acc = 2^c acc + sum over chunks */
     MSM_N(jac_t) acc;
@@ -197,6 +440,8 @@ static inline void MSM_N(run_slice)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
 plain:
     MSM_N(run_plain)(o, bases, scalars, n);
 done:
+    free(bmem);
+    free(x.bscr);
     free(x.win);
     free(x.buckets);
     free(x.scan_top);

@@ -1,6 +1,7 @@
 /* msm_test_body.h - MSM tests shared by msm_bn254_test.c and msm_bls12_381_test.c.
  *
- * For G1 and G2, sizes 0, 1, 2, 3, 17, 100, 1000, 4099, against two oracles (see
+ * For G1 and G2, sizes 0, 1, 2, 3, 17, 100, 1000, 4099, 10007 (the last one large enough
+ * for the batch-affine bucket mode), against two oracles (see
  * msm_test_group.h): known discrete logs summed in Fr, and the plain sum of jac_mul.
  * Bases: distinct, with infinity, repeated, with negated neighbours (P + (-P) in a bucket).
  * Scalars: random, 0/1-heavy, special values (r-1, r, 2^256-1, powers of two, window

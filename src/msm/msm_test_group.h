@@ -113,7 +113,7 @@ static double TN(run_case)(size_t n, int bkind, int skind, pool_t *pool, int pla
  * reference runs up to max_plain points */
 static void TN(run_all)(pool_t **pools, int n_pools, size_t max_full, size_t max_plain)
 {
-    static const size_t sizes[] = {0, 1, 2, 3, 17, 100, 1000, 4099};
+    static const size_t sizes[] = {0, 1, 2, 3, 17, 100, 1000, 4099, 10007};
     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
         size_t n = sizes[si];
         if (n <= max_full) {
@@ -127,6 +127,8 @@ static void TN(run_all)(pool_t **pools, int n_pools, size_t max_full, size_t max
             TN(run_case)(n, BASES_DISTINCT, SCALARS_RANDOM, pools[n_pools - 1], 0);
             TN(run_case)(n, BASES_REPEAT, SCALARS_SAME, pools[0], 0);
             TN(run_case)(n, BASES_INF, SCALARS_BINARY, pools[n_pools - 1], 0);
+            TN(run_case)(n, BASES_NEG, SCALARS_SAME, pools[1 % n_pools], 0);
+            TN(run_case)(n, BASES_NEG, SCALARS_SPECIAL, pools[0], 0);
         }
     }
 }
