@@ -206,7 +206,7 @@ cuzk_err CURVE_SYM(verify)(const cuzk_vk *vk, const cuzk_public *pub, const cuzk
 {
     cuzk_err e;
     if (pub->n != vk->n_public)
-        return cuzk_errf(err, CUZK_EINVAL, "public input has %u values, the verification key expects %u",
+        return cuzk_errf(err, CUZK_EFORMAT, "public input has %u values, the verification key expects %u",
                          pub->n, vk->n_public);
     g1_aff_t p[4], ic;
     g2_aff_t q[4];
