@@ -132,7 +132,7 @@ struct engine {
     pqueue synthq;              /* ADMITTED partitions */
     uint64_t seq;
     ekey *keys;                 /* key cache (unordered list) */
-    int running;                /* threads should keep going */
+    _Atomic int running;        /* threads should keep going (read without e->mu by queue waiters) */
     int started;
 
     /* counters read by device workers without e->mu (gap attribution) */
