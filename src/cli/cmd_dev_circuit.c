@@ -64,7 +64,7 @@ static int parse_count(const char *s, uint64_t *out)
 
 int cmd_dev_circuit(int argc, char **argv)
 {
-    dev_circuit_params p = {.n_public = 1, .seed = 1};
+    dev_circuit_params p = {.n_public = 1, .seed = 1, .report = stdout};
     const char *curve = NULL;
     uint64_t n = 0;
     int have_n = 0;

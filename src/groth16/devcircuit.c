@@ -687,14 +687,17 @@ cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err)
     if ((e = vk_write_json(&vk, alphabeta, vk_path, err)))
         goto fail;
 
-    printf("*** INSECURE DEVELOPMENT SETUP: the toxic waste is derived from seed %llu and is KNOWN. ***\n"
-           "*** Anyone can forge proofs for this key. Use it for tests and benchmarks only.        ***\n",
-           (unsigned long long)p->seed);
-    printf("curve %s, %u constraints (%s), %u public, %u wires, domain %u\n", c.curve->name,
-           c.n_constraints, p->dense ? "dense" : "sparse", c.n_public, c.n_wires, c.domain_size);
-    printf("wrote %s\nwrote %s\nwrote %s\n", zkey_path, wtns_path, vk_path);
-    if (p->write_r1cs)
-        printf("wrote %s\n", r1cs_path);
+    FILE *r = p->report;
+    if (r) {
+        fprintf(r, "*** INSECURE DEVELOPMENT SETUP: the toxic waste is derived from seed %llu and is KNOWN. ***\n"
+                   "*** Anyone can forge proofs for this key. Use it for tests and benchmarks only.        ***\n",
+                (unsigned long long)p->seed);
+        fprintf(r, "curve %s, %u constraints (%s), %u public, %u wires, domain %u\n", c.curve->name,
+                c.n_constraints, p->dense ? "dense" : "sparse", c.n_public, c.n_wires, c.domain_size);
+        fprintf(r, "wrote %s\nwrote %s\nwrote %s\n", zkey_path, wtns_path, vk_path);
+        if (p->write_r1cs)
+            fprintf(r, "wrote %s\n", r1cs_path);
+    }
     if (log)
         fprintf(log, "dev-circuit: done in %.2f s\n", now_s() - t0);
 fail:

@@ -48,7 +48,8 @@ typedef struct dev_circuit_params {
     uint64_t seed;          /* selects circuit, witness and the (known) toxic waste */
     int write_r1cs;         /* 1: also write DIR/circuit.r1cs */
     int threads;            /* worker threads; <= 0: all online CPUs */
-    int quiet;              /* 1: no progress lines on stderr (the warning is still printed) */
+    int quiet;              /* 1: no progress lines on stderr */
+    FILE *report;           /* gets the INSECURE warning and the summary (the CLI: stdout); NULL: none */
     const char *out_dir;    /* created if missing */
 } dev_circuit_params;
 
@@ -143,7 +144,7 @@ void dev_circuit_free(dev_circuit *c);
 cuzk_err dev_write_r1cs(const dev_circuit *c, const char *path, char *err);
 cuzk_err dev_write_wtns(const dev_circuit *c, const char *path, char *err);
 
-/* Everything: circuit, witness, setup, all files, with the warning on stdout. */
+/* Everything: circuit, witness, setup, all files; the warning and summary to p->report. */
 cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err);
 
 /* ---- iden3 binary container writer (FORMATS.md section 0) -------------------------
