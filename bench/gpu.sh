@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# gpu.sh - GPU benchmark: kernel labs (field mul, NTT 2^16..2^26, MSM G1/G2 2^20/2^22/2^24)
+# and whole proofs with --backend gpu against --backend cpu on synthetic keys, both curves.
+# Writes a markdown table to bench/results/gpu-<date>.md with the device and the commit.
+#
+#   CUZK=build/bin/cuzk bench/gpu.sh            (BENCH_PROOF_SIZES="65536 1048576" to choose)
+# Model bounds: see the head of dev/cuda/lab.cu. Timings are medians (labs: 5-7 runs after a
+# warm-up; proofs: 3 runs of `cuzk prove -v`, prove time without key loading).
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+cd "$repo"
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+    echo "SKIPPED: no GPU"
+    exit 0
+fi
+CUZK=${CUZK:-$repo/bin/cuzk}
+case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
+out=${BENCH_OUT:-bench/results/gpu-$(date -u +%Y-%m-%d).md}
+work=${BENCH_WORK:-$repo/bench/work/gpu}
+mkdir -p "$work" "$(dirname "$out")"
+dev=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+{
+    echo "# GPU benchmark $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    echo "device: $dev; commit: $commit"
+    echo
+} >"$out"
+
+make -s -C dev/cuda -j2 >/dev/null || { echo "labs do not build"; exit 1; }
+echo "## Kernels" >>"$out"
+echo >>"$out"
+first=1
+for c in bn254 bls12_381; do
+    dev/cuda/lab_$c ff ntt msm big >"$work/lab_$c.out" 2>&1
+    rc=$?
+    grep -E '^check|LAB' "$work/lab_$c.out" | sed 's/^/    /' >>"$work/checks.txt"
+    if [ $first = 1 ]; then grep '^| operation' "$work/lab_$c.out" >>"$out"; echo "|---|---|---|---|---|---|" >>"$out"; first=0; fi
+    grep '^| ' "$work/lab_$c.out" | grep -v '^| operation' >>"$out"
+    [ $rc -eq 0 ] || echo "lab_$c: checks FAILED (see $work/lab_$c.out)" | tee -a "$out"
+done
+echo >>"$out"
+
+echo "## Whole proofs (cuzk prove, key already loaded not counted)" >>"$out"
+echo >>"$out"
+echo "| curve | constraints | domain | backend | median prove s |" >>"$out"
+echo "|---|---|---|---|---|" >>"$out"
+for curve in bn128 bls12381; do
+    for size in ${BENCH_PROOF_SIZES:-65536 1000000}; do
+        d=$work/$curve-$size
+        [ -f "$d/circuit.zkey" ] || "$CUZK" dev-circuit --curve $curve --constraints $size --out "$d" -q >/dev/null 2>&1 \
+            || { echo "| $curve | $size | - | - | dev-circuit failed |" >>"$out"; continue; }
+        for be in gpu cpu; do
+            ts=()
+            for rep in 1 2 3; do
+                t=$("$CUZK" prove -v --backend $be "$d/circuit.zkey" "$d/witness.wtns" "$d/proof.json" "$d/public.json" 2>&1 \
+                    | sed -n 's/.*prove \([0-9.]*\) s.*/\1/p' | tail -1)
+                [ -n "$t" ] && ts+=("$t")
+            done
+            dom=$(grep -o 'domain 2^[0-9]*' <("$CUZK" prove -v --backend $be "$d/circuit.zkey" "$d/witness.wtns" "$d/proof.json" "$d/public.json" 2>&1) | head -1)
+            med=$(printf '%s\n' "${ts[@]:-}" | sort -n | sed -n 2p)
+            echo "| $curve | $size | ${dom#domain } | $be | ${med:-failed} |" >>"$out"
+            [ $be = cpu ] && [ "$size" -gt 100000 ] && break
+        done
+    done
+done
+echo >>"$out"
+echo "Checks run alongside:" >>"$out"
+cat "$work/checks.txt" >>"$out" 2>/dev/null
+rm -f "$work/checks.txt"
+cat "$out"

@@ -1,0 +1,517 @@
+/* lab.cu - kernel lab for the CUDA backend: field multiplication, NTT and MSM of one curve
+ * (built twice, -DLAB_BN254 / -DLAB_BLS12_381), each checked against the plain CPU
+ * reference in ref.h on fresh random inputs and timed (median of several runs) against a
+ * model bound.
+ *
+ *   ./lab_bn254 [ff] [ntt] [msm] [big]     (no argument: ff ntt msm)
+ *
+ * Bounds printed: field mul, the IMAD issue rate (132 SMs x 64 per clock x 1.98 GHz) over
+ * 4N^2 IMADs per product; NTT, one read and one write of the vector at 4.0 TB/s; MSM, the
+ * mixed additions (n * windows, 10 field products each) at the field-mul bound.
+ * Exit status 1 if any check fails.
+ */
+#include <algorithm>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <vector>
+
+#include "gpu/cuda_util.cuh"
+#include "gpu/msm.cuh"
+#include "gpu/ntt.cuh"
+
+#if defined(LAB_BN254)
+#include "gpu/params_bn254.cuh"
+#define LP(x) BN254_##x
+#define LAB_NAME "BN254"
+#define FR_BITS 254
+#define G1_B 3
+#else
+#include "gpu/params_bls12_381.cuh"
+#define LP(x) BLS12_381_##x
+#define LAB_NAME "BLS12-381"
+#define FR_BITS 255
+#define G1_B 4
+#endif
+#include "ref.h"
+
+FP_PARAMS(fr_params, 8, LP(FR_P), LP(FR_M0), LP(FR_RR), LP(FR_ONE));
+FP_PARAMS(fq_params, LP(FQ_LIMBS32), LP(FQ_P), LP(FQ_M0), LP(FQ_RR), LP(FQ_ONE));
+typedef fp_t<fr_params> fr;
+typedef fp_t<fq_params> fq;
+typedef fp2_t<fq> fq2;
+#define QL (LP(FQ_LIMBS32) / 2) /* 64-bit limbs of Fq */
+
+static int g_fail = 0;
+#define CK(x)                                                                                     \
+    do {                                                                                          \
+        cudaError_t e_ = (x);                                                                     \
+        if (e_ != cudaSuccess) {                                                                  \
+            fprintf(stderr, "CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
+                    cudaGetErrorString(e_));                                                      \
+            exit(2);                                                                              \
+        }                                                                                         \
+    } while (0)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd()
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+template <int L>
+static void rand_below(uint64_t *o, const uint64_t *p)
+{
+    int top = 63;
+    while (!(p[L - 1] >> top))
+        top--;
+    uint64_t mask = top == 63 ? ~0ull : ((1ull << (top + 1)) - 1);
+    for (;;) {
+        for (int i = 0; i < L; i++)
+            o[i] = rnd();
+        o[L - 1] &= mask;
+        bool lt = false;
+        for (int i = L - 1; i >= 0; i--)
+            if (o[i] != p[i]) {
+                lt = o[i] < p[i];
+                break;
+            }
+        if (lt)
+            return;
+    }
+}
+
+static void load_field(rfield<4> &frr, rfield<QL> &fqr)
+{
+    uint32_t p32[12];
+    CK(cudaMemcpyFromSymbol(p32, LP(FR_P), 32));
+    frr.init(p32);
+    CK(cudaMemcpyFromSymbol(p32, LP(FQ_P), 4 * LP(FQ_LIMBS32)));
+    fqr.init(p32);
+}
+
+struct timer {
+    cudaEvent_t a, b;
+    timer() { cudaEventCreate(&a), cudaEventCreate(&b); }
+    void start() { cudaEventRecord(a); }
+    float stop()
+    {
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms;
+        cudaEventElapsedTime(&ms, a, b);
+        return ms;
+    }
+};
+static float median(std::vector<float> v)
+{
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+static void row(const char *op, const char *size, float ms, double bound_ms, const char *unit, double rate)
+{
+    printf("| %-22s | %-9s | %-6s | %10.3f | %10.3f | %8.2f %s |\n", op, LAB_NAME, size, ms, bound_ms, rate, unit);
+}
+
+/* ------------------------------------------------------------------ field */
+template <class F>
+__global__ __launch_bounds__(256) void ff_check_kernel(F *out, const F *a, const F *b, size_t n)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    F x = a[i], y = b[i];
+    out[4 * i] = x * y;
+    out[4 * i + 1] = x.sqr();
+    out[4 * i + 2] = x + y;
+    out[4 * i + 3] = x - y;
+}
+
+template <class F>
+__global__ __launch_bounds__(256) void ff_bench_kernel(F *a, int iters)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    F x = a[2 * i], y = a[2 * i + 1];
+    for (int k = 0; k < iters; k++) {
+        x = x * y;
+        y = y * x;
+    }
+    a[2 * i] = x;
+    a[2 * i + 1] = y;
+}
+
+template <class F, int L, int E>
+static void ff_test(const char *name, const rfield<L> &f)
+{
+    const size_t n = 1 << 16;
+    const int W = L * E;
+    rext<L, E> R{&f};
+    std::vector<uint64_t> a(n * W), b(n * W), out(4 * n * W);
+    for (size_t i = 0; i < n * E; i++) {
+        rand_below<L>(&a[i * L], f.p);
+        rand_below<L>(&b[i * L], f.p);
+    }
+    /* edge values: 0, 1, p-1 */
+    memset(&a[0], 0, W * 8);
+    memcpy(&a[W], f.p, L * 8);
+    a[W] -= 1;
+    F *d_a, *d_b, *d_o;
+    CK(cudaMalloc(&d_a, n * sizeof(F)));
+    CK(cudaMalloc(&d_b, n * sizeof(F)));
+    CK(cudaMalloc(&d_o, 4 * n * sizeof(F)));
+    CK(cudaMemcpy(d_a, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_b, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemset(d_o, 0xa5, 4 * n * sizeof(F)));
+    ff_check_kernel<F><<<(unsigned)(n / 256), 256>>>(d_o, d_a, d_b, n);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(out.data(), d_o, 4 * n * sizeof(F), cudaMemcpyDeviceToHost));
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r[W];
+        const uint64_t *x = &a[i * W], *y = &b[i * W];
+        R.mul(r, x, y);
+        bad += memcmp(r, &out[(4 * i) * W], W * 8) != 0;
+        R.mul(r, x, x);
+        bad += memcmp(r, &out[(4 * i + 1) * W], W * 8) != 0;
+        R.add(r, x, y);
+        bad += memcmp(r, &out[(4 * i + 2) * W], W * 8) != 0;
+        R.sub(r, x, y);
+        bad += memcmp(r, &out[(4 * i + 3) * W], W * 8) != 0;
+    }
+    printf("check %-4s mul/sqr/add/sub on %zu random pairs: %s (%zu mismatches)\n", name, n, bad ? "FAIL" : "ok", bad);
+    g_fail |= bad != 0;
+    /* throughput */
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    size_t threads = (size_t)sms * 2048;
+    F *d_x;
+    CK(cudaMalloc(&d_x, 2 * threads * sizeof(F)));
+    CK(cudaMemset(d_x, 0x11, 2 * threads * sizeof(F)));
+    int iters = 256;
+    timer t;
+    std::vector<float> ms;
+    for (int rep = 0; rep < 6; rep++) {
+        t.start();
+        ff_bench_kernel<F><<<(unsigned)(threads / 256), 256>>>(d_x, iters);
+        float m = t.stop();
+        if (rep)
+            ms.push_back(m);
+    }
+    CK(cudaGetLastError());
+    double muls = 2.0 * iters * threads * (E == 2 ? 3 : 1);
+    double med = median(ms);
+    int N32 = 2 * L;
+    double bound = muls * 4.0 * N32 * N32 / (sms * 64.0 * 1.98e9) * 1e3;
+    char sz[32];
+    snprintf(sz, sizeof sz, "%s", name);
+    row("field mul (Gmul/s)", sz, (float)med, bound, "Gmul/s", muls / med / 1e6);
+    cudaFree(d_a), cudaFree(d_b), cudaFree(d_o), cudaFree(d_x);
+}
+
+/* ------------------------------------------------------------------ NTT */
+static void host_ntt(std::vector<uint64_t> &a, unsigned log_n, const rfield<4> &f, const uint64_t *w)
+{
+    size_t n = (size_t)1 << log_n;
+    for (size_t i = 0; i < n; i++) {
+        size_t j = 0;
+        for (unsigned b = 0; b < log_n; b++)
+            j |= ((i >> b) & 1) << (log_n - 1 - b);
+        if (i < j)
+            for (int k = 0; k < 4; k++)
+                std::swap(a[4 * i + k], a[4 * j + k]);
+    }
+    for (size_t m = 1; m < n; m <<= 1) {
+        /* wm = w^(n/(2m)) */
+        uint64_t wm[4], e[4] = {n / (2 * m), 0, 0, 0};
+        f.pow(wm, w, e);
+        for (size_t s = 0; s < n; s += 2 * m) {
+            uint64_t tw[4];
+            memcpy(tw, f.one, 32);
+            for (size_t j = 0; j < m; j++) {
+                uint64_t u[4], v[4];
+                memcpy(u, &a[4 * (s + j)], 32);
+                f.mul(v, &a[4 * (s + j + m)], tw);
+                f.add(&a[4 * (s + j)], u, v);
+                f.sub(&a[4 * (s + j + m)], u, v);
+                f.mul(tw, tw, wm);
+            }
+        }
+    }
+}
+
+static fr fr_table(const void *sym, unsigned k)
+{
+    fr r;
+    CK(cudaMemcpyFromSymbol(&r, sym, 32, (size_t)k * 32));
+    return r;
+}
+
+static void ntt_test(const rfield<4> &f, unsigned max_log)
+{
+    for (unsigned log_n = 4; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
+        size_t n = (size_t)1 << log_n;
+        ntt_plan<fr> p;
+        p.log_n = log_n;
+        fr *d_a, *d_b;
+        CK(cudaMalloc(&p.d_tw, (n / 2 + 1) * 32));
+        CK(cudaMalloc(&p.d_itw, (n / 2 + 1) * 32));
+        CK(cudaMalloc(&d_a, n * 32));
+        CK(cudaMalloc(&d_b, n * 32));
+        fr w = fr_table(LP(FR_ROOTS), log_n), iw = fr_table(LP(FR_IROOTS), log_n), one = fr_table(LP(FR_ROOTS), 0);
+        fr ninv = fr_table(LP(FR_NINV), log_n);
+        ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 64) / 64, 256), 256>>>(p.d_tw, n / 2 + 1, w, one);
+        ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 64) / 64, 256), 256>>>(p.d_itw, n / 2 + 1, iw, one);
+        std::vector<uint64_t> a(4 * n), out(4 * n);
+        for (size_t i = 0; i < n; i++)
+            rand_below<4>(&a[4 * i], f.p);
+        CK(cudaMemcpy(d_a, a.data(), n * 32, cudaMemcpyHostToDevice));
+        CK(cudaMemcpy(d_b, d_a, n * 32, cudaMemcpyDeviceToDevice));
+        CK(ntt_run(p, d_a, 0, 0));
+        CK(cudaMemcpy(out.data(), d_a, n * 32, cudaMemcpyDeviceToHost));
+        size_t bad = 0;
+        const char *how;
+        if (log_n <= 20) {
+            std::vector<uint64_t> ref = a;
+            host_ntt(ref, log_n, f, (const uint64_t *)&w);
+            bad = memcmp(ref.data(), out.data(), n * 32) != 0;
+            how = "vs CPU NTT";
+        } else {
+            /* spot check 16 outputs by Horner evaluation at w^k */
+            how = "16 outputs vs CPU Horner";
+            for (int s = 0; s < 16; s++) {
+                size_t k = rnd() & (n - 1);
+                uint64_t x[4], e[4] = {k, 0, 0, 0}, acc[4] = {0, 0, 0, 0};
+                f.pow(x, (const uint64_t *)&w, e);
+                for (size_t i = n; i-- > 0;) {
+                    f.mul(acc, acc, x);
+                    f.add(acc, acc, &a[4 * i]);
+                }
+                bad += memcmp(acc, &out[4 * k], 32) != 0;
+            }
+        }
+        /* inverse round trip */
+        CK(ntt_run(p, d_a, 1, 0));
+        fr_scale_kernel<fr><<<ntt_blocks(n, 256), 256>>>(d_a, ninv, n);
+        CK(cudaMemcpy(out.data(), d_a, n * 32, cudaMemcpyDeviceToHost));
+        size_t bad_rt = memcmp(out.data(), a.data(), n * 32) != 0;
+        printf("check NTT 2^%u %s: %s; inverse round trip: %s\n", log_n, how, bad ? "FAIL" : "ok",
+               bad_rt ? "FAIL" : "ok");
+        g_fail |= bad || bad_rt;
+        if (log_n >= 16) {
+            timer t;
+            std::vector<float> ms;
+            for (int rep = 0; rep < 8; rep++) {
+                t.start();
+                CK(ntt_run(p, d_b, 0, 0));
+                float m = t.stop();
+                if (rep)
+                    ms.push_back(m);
+            }
+            char sz[16];
+            snprintf(sz, sizeof sz, "2^%u", log_n);
+            double bound = 2.0 * 32 * n / 4.0e12 * 1e3;
+            row("NTT forward", sz, median(ms), bound, "GB/s", 2.0 * 32 * n / median(ms) / 1e6);
+        }
+        cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(d_a), cudaFree(d_b);
+    }
+}
+
+/* ------------------------------------------------------------------ MSM */
+/* K random points on y^2 = x^3 + b (G1: the curve's b; G2: the arbitrary b = 4 + 4u, the
+ * group law does not depend on b), as affine Montgomery bytes in zkey layout */
+template <int E>
+static void make_points(std::vector<uint64_t> &pts, size_t K, const rfield<QL> &f)
+{
+    rext<QL, E> F{&f};
+    const int W = QL * E;
+    uint64_t b[W];
+    memset(b, 0, sizeof b);
+    /* b in Montgomery form: G1_B * one, or 4 + 4u */
+    uint64_t bb[QL];
+    memcpy(bb, f.one, sizeof bb);
+    int bv = E == 1 ? G1_B : 4;
+    for (int i = 1; i < bv; i++)
+        f.add(bb, bb, f.one);
+    for (int e = 0; e < E; e++)
+        memcpy(b + e * QL, bb, sizeof bb);
+    pts.assign(K * 2 * W, 0);
+    for (size_t k = 0; k < K;) {
+        uint64_t x[W], y2[W], y[W];
+        for (int e = 0; e < E; e++)
+            rand_below<QL>(x + e * QL, f.p);
+        F.mul(y2, x, x);
+        F.mul(y2, y2, x);
+        F.add(y2, y2, b);
+        if (!F.sqrt(y, y2))
+            continue;
+        memcpy(&pts[k * 2 * W], x, sizeof x);
+        memcpy(&pts[k * 2 * W + W], y, sizeof y);
+        k++;
+    }
+}
+
+template <class F, int E>
+static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &pts, size_t K,
+                     std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit)
+{
+    const int W = QL * E;
+    rcurve<QL, E> C{{&fqr}};
+    msm_shape s = msm_shape_of(n, FR_BITS);
+    size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
+    uint8_t *d_scr, *d_bases;
+    uint32_t *d_sc;
+    CK(cudaMalloc(&d_scr, bytes));
+    CK(cudaMalloc(&d_bases, n * 2 * W * 8));
+    CK(cudaMalloc(&d_sc, n * 32));
+    for (size_t off = 0; off < n; off += K) {
+        size_t cnt = std::min(K, n - off);
+        CK(cudaMemcpy(d_bases + off * 2 * W * 8, pts.data(), cnt * 2 * W * 8, cudaMemcpyHostToDevice));
+    }
+    CK(cudaMemcpy(d_sc, sc.data(), n * 32, cudaMemcpyHostToDevice));
+    msm_scratch<F> scr;
+    msm_scratch_layout<F>(s, d_scr, &scr);
+    CK(cudaMemset(scr.result, 0x5a, 3 * sizeof(F)));
+    CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
+    CK(cudaDeviceSynchronize());
+    std::vector<uint64_t> res(3 * W);
+    CK(cudaMemcpy(res.data(), scr.result, 3 * W * 8, cudaMemcpyDeviceToHost));
+    /* reference: base i is pts[i mod K]; aggregate scalars per point mod r */
+    std::vector<uint64_t> agg(K * 4, 0);
+    for (size_t i = 0; i < n; i++)
+        ref_add_mod<4>(&agg[(i % K) * 4], &agg[(i % K) * 4], &sc[i * 4], frr.p);
+    rpoint<QL, E> acc, t, q;
+    C.set_inf(acc);
+    for (size_t k = 0; k < K && k < n; k++) {
+        C.from_affine(q, &pts[k * 2 * W], &pts[k * 2 * W + W]);
+        C.mul(t, q, &agg[k * 4]);
+        C.add(acc, acc, t);
+    }
+    rpoint<QL, E> g;
+    memcpy(g.x, &res[0], W * 8);
+    memcpy(g.y, &res[W], W * 8);
+    memcpy(g.z, &res[2 * W], W * 8);
+    uint64_t ax[W], ay[W], bx[W], by[W];
+    C.to_affine(ax, ay, acc);
+    C.to_affine(bx, by, g);
+    bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
+    printf("check MSM %s n=%zu %s (c=%u, %u windows): %s\n", E == 1 ? "G1" : "G2", n, label, s.c, s.nwin,
+           ok ? "ok" : "FAIL");
+    g_fail |= !ok;
+    if (timeit) {
+        timer tm;
+        std::vector<float> ms;
+        for (int rep = 0; rep < 6; rep++) {
+            tm.start();
+            CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
+            float m = tm.stop();
+            if (rep)
+                ms.push_back(m);
+        }
+        char sz[16];
+        unsigned lg = 0;
+        while (((size_t)1 << lg) < n)
+            lg++;
+        snprintf(sz, sizeof sz, "2^%u", lg);
+        int sms = 132;
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        int N32 = 2 * QL;
+        double adds = (double)n * s.nwin;
+        double bound = adds * 10 * (E == 2 ? 3 : 1) * 4.0 * N32 * N32 / (sms * 64.0 * 1.98e9) * 1e3;
+        row(E == 1 ? "MSM G1" : "MSM G2", sz, median(ms), bound, "Mpts/s", n / median(ms) / 1e3);
+    }
+    cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
+}
+
+template <class F, int E>
+static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
+{
+    const size_t K = 256;
+    std::vector<uint64_t> pts;
+    make_points<E>(pts, K, fqr);
+    /* two infinities and a repeated point */
+    memset(&pts[5 * 2 * QL * E], 0, 2 * QL * E * 8);
+    memset(&pts[77 * 2 * QL * E], 0, 2 * QL * E * 8);
+    memcpy(&pts[9 * 2 * QL * E], &pts[8 * 2 * QL * E], 2 * QL * E * 8);
+    size_t sizes[] = {1, 1000, 4096, 40000};
+    for (size_t n : sizes) {
+        std::vector<uint64_t> sc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            rand_below<4>(&sc[i * 4], frr.p);
+        msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, false);
+    }
+    size_t n = 40000;
+    std::vector<uint64_t> sc(n * 4, 0);
+    for (size_t i = 0; i < n; i++)
+        sc[i * 4] = 1;
+    msm_case<F, E>("all scalars 1", n, pts, K, sc, frr, fqr, false);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd() % 5;
+        memset(&sc[i * 4], 0, 32);
+        if (r == 1)
+            sc[i * 4] = 1;
+        else if (r == 2)
+            sc[i * 4] = 2;
+        else if (r == 3) {
+            memcpy(&sc[i * 4], frr.p, 32);
+            sc[i * 4] -= 1;
+        } else if (r == 4)
+            rand_below<4>(&sc[i * 4], frr.p);
+    }
+    msm_case<F, E>("mix of 0,1,2,r-1,random", n, pts, K, sc, frr, fqr, false);
+    for (size_t i = 0; i < n; i++)
+        memset(&sc[i * 4], 0, 32);
+    msm_case<F, E>("all scalars 0", n, pts, K, sc, frr, fqr, false);
+    if (big) {
+        for (unsigned lg = 20; lg <= 24; lg += 2) {
+            n = (size_t)1 << lg;
+            sc.assign(n * 4, 0);
+            for (size_t i = 0; i < n; i++)
+                rand_below<4>(&sc[i * 4], frr.p);
+            msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, true);
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "ff"))
+            do_ff = true;
+        else if (!strcmp(argv[i], "ntt"))
+            do_ntt = true;
+        else if (!strcmp(argv[i], "msm"))
+            do_msm = true;
+        else if (!strcmp(argv[i], "big"))
+            big = true;
+    }
+    int ndev = 0;
+    if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
+        printf("SKIP: no CUDA device\n");
+        return 0;
+    }
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs, %.0f GiB\n", prop.name, prop.multiProcessorCount, prop.totalGlobalMem / 1073741824.0);
+    rfield<4> frr;
+    rfield<QL> fqr;
+    load_field(frr, fqr);
+    printf("| %-22s | %-9s | %-6s | %10s | %10s | %15s |\n", "operation", "curve", "size", "median ms", "bound ms",
+           "rate");
+    if (do_ff) {
+        ff_test<fr, 4, 1>("Fr", frr);
+        ff_test<fq, QL, 1>("Fq", fqr);
+        ff_test<fq2, QL, 2>("Fq2", fqr);
+    }
+    if (do_ntt)
+        ntt_test(frr, big ? 26 : 20);
+    if (do_msm) {
+        msm_test<fq, 1>(frr, fqr, big);
+        msm_test<fq2, 2>(frr, fqr, big);
+    }
+    printf("%s\n", g_fail ? "LAB FAILED" : "LAB OK");
+    return g_fail;
+}
