@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ff/fp_words.h"
+
 /* Elements: little-endian 64-bit limbs, Montgomery form unless a name says std. */
 typedef struct fr_t { uint64_t l[FR_LIMBS]; } fr_t;
 typedef struct fq_t { uint64_t l[FQ_LIMBS]; } fq_t;
@@ -33,9 +35,6 @@ __attribute__((unused)) static const fq_t FQ_ONE = {FQ_ONE_L};
 #define FP_R2 FR_R2_L
 #define FP_INV FR_INV
 #define FP_PM2 FR_PM2_L
-#if defined(FR_HAVE_ASM)
-#define FP_HAVE_ASM 1
-#endif
 #include "ff/fp_template.h"
 
 #define FP fq
@@ -46,9 +45,6 @@ __attribute__((unused)) static const fq_t FQ_ONE = {FQ_ONE_L};
 #define FP_R2 FQ_R2_L
 #define FP_INV FQ_INV
 #define FP_PM2 FQ_PM2_L
-#if defined(FQ_HAVE_ASM)
-#define FP_HAVE_ASM 1
-#endif
 #include "ff/fp_template.h"
 
 /* o = primitive 2^log_n-th root of unity (Montgomery), from the generator-5 root of order

@@ -136,6 +136,14 @@ static void test_prime_field(int iters)
         fr_sqr(&t1, &a);
         fr_mul(&t2, &a, &a);
         CHECK(fr_eq(&t1, &t2), "fr sqr == mul");
+        fr_mul(&t1, &a, &b);
+        fr_mul_ref(&t2, &a, &b);
+        CHECK(fr_eq(&t1, &t2), "fr mul == reference CIOS");
+        fr_mul_c(&t2, &a, &b);
+        CHECK(fr_eq(&t1, &t2), "fr mul == portable C twin");
+        fr_sqr_ref(&t2, &a);
+        fr_sqr(&t1, &a);
+        CHECK(fr_eq(&t1, &t2), "fr sqr == reference square");
         fr_inv(&t1, &a);
         fr_mul(&t1, &t1, &a);
         CHECK(fr_is_one(&t1), "fr inverse");
@@ -167,6 +175,13 @@ static void test_prime_field(int iters)
         fq_sqr(&u1, &x);
         fq_mul(&u2, &x, &x);
         CHECK(fq_eq(&u1, &u2), "fq sqr == mul");
+        fq_mul(&u2, &x, &y);
+        fq_mul_ref(&u3, &x, &y);
+        CHECK(fq_eq(&u2, &u3), "fq mul == reference CIOS");
+        fq_mul_c(&u3, &x, &y);
+        CHECK(fq_eq(&u2, &u3), "fq mul == portable C twin");
+        fq_sqr_ref(&u2, &x);
+        CHECK(fq_eq(&u1, &u2), "fq sqr == reference square");
         fq_inv(&u2, &x);
         fq_mul(&u2, &u2, &x);
         CHECK(fq_is_one(&u2), "fq inverse");
@@ -195,6 +210,25 @@ static void test_prime_field(int iters)
     fq_t m1, nq;
     fq_set_one(&m1);
     fq_neg(&m1, &m1);
+    {
+        fq_t pm1, s1, s2, one;
+        fq_set_one(&one);
+        pm1.l[0] = FQ_MODULUS[0] - 1; /* p-1 as a Montgomery value (the largest element) */
+        for (int i = 1; i < FQ_LIMBS; i++)
+            pm1.l[i] = FQ_MODULUS[i];
+        fq_mul(&s1, &pm1, &pm1);
+        fq_mul_ref(&s2, &pm1, &pm1);
+        CHECK(fq_eq(&s1, &s2), "fq mul of the largest element");
+        fq_sqr(&s1, &m1);
+        CHECK(fq_eq(&s1, &one), "(-1)^2 = 1");
+        fr_t rm1, r1, r2;
+        rm1.l[0] = FR_MODULUS[0] - 1;
+        for (int i = 1; i < FR_LIMBS; i++)
+            rm1.l[i] = FR_MODULUS[i];
+        fr_mul(&r1, &rm1, &rm1);
+        fr_mul_ref(&r2, &rm1, &rm1);
+        CHECK(fr_eq(&r1, &r2), "fr mul of the largest element");
+    }
     CHECK(!fq_sqrt(&nq, &m1), "-1 is not a square in Fq");
     /* roots of unity: w^(2^k) = 1, w^(2^(k-1)) = -1 */
     for (unsigned k = 1; k <= FR_TWO_ADICITY; k++) {

@@ -19,7 +19,6 @@
 #define FP_CAT(a, b) FP_CAT2(a, b)
 #define FP_FN(x) FP_CAT(FP, x)
 
-__extension__ typedef unsigned __int128 FP_CAT(FP, u128);
 
 /* o = a (copy) */
 static inline void FP_FN(copy)(FP_T *o, const FP_T *a)
@@ -59,29 +58,25 @@ static inline bool FP_FN(is_one)(const FP_T *a)
     return FP_FN(eq)(a, &FP_ONE);
 }
 
-/* o = t - p if t >= p else t; t < 2p (branch-free) */
+/* o = t - p if t >= p else t; t < 2p (branch-free select) */
 static inline void FP_FN(reduce_once)(FP_T *o, const uint64_t t[FP_N])
 {
-    uint64_t s[FP_N], borrow = 0;
-    for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))t[i] - FP_MOD[i] - borrow;
-        s[i] = (uint64_t)d;
-        borrow = (uint64_t)(d >> 64) & 1;
-    }
-    uint64_t keep = 0 - borrow; /* all ones when t < p: keep t */
+    uint64_t s[FP_N];
+    unsigned char br = 0;
     for (int i = 0; i < FP_N; i++)
-        o->l[i] = (t[i] & keep) | (s[i] & ~keep);
+        br = ff_sbb(br, t[i], FP_MOD[i], &s[i]);
+    uint64_t keep = 0 - (uint64_t)br; /* all ones when t < p: keep t */
+    for (int i = 0; i < FP_N; i++)
+        o->l[i] = s[i] ^ ((s[i] ^ t[i]) & keep);
 }
 
 /* o = a + b mod p. a + b < 2p < 2^(64N) because p has a spare top bit. */
 static inline void FP_FN(add)(FP_T *o, const FP_T *a, const FP_T *b)
 {
-    uint64_t t[FP_N], c = 0;
-    for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] + b->l[i] + c;
-        t[i] = (uint64_t)s;
-        c = (uint64_t)(s >> 64);
-    }
+    uint64_t t[FP_N];
+    unsigned char c = 0;
+    for (int i = 0; i < FP_N; i++)
+        c = ff_adc(c, a->l[i], b->l[i], &t[i]);
     FP_FN(reduce_once)(o, t);
 }
 
@@ -93,18 +88,13 @@ static inline void FP_FN(dbl)(FP_T *o, const FP_T *a)
 /* o = a - b mod p */
 static inline void FP_FN(sub)(FP_T *o, const FP_T *a, const FP_T *b)
 {
-    uint64_t t[FP_N], borrow = 0;
-    for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))a->l[i] - b->l[i] - borrow;
-        t[i] = (uint64_t)d;
-        borrow = (uint64_t)(d >> 64) & 1;
-    }
-    uint64_t mask = 0 - borrow, c = 0; /* add p back when it borrowed */
-    for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))t[i] + (FP_MOD[i] & mask) + c;
-        o->l[i] = (uint64_t)s;
-        c = (uint64_t)(s >> 64);
-    }
+    uint64_t t[FP_N];
+    unsigned char br = 0, c = 0;
+    for (int i = 0; i < FP_N; i++)
+        br = ff_sbb(br, a->l[i], b->l[i], &t[i]);
+    uint64_t mask = 0 - (uint64_t)br; /* add p back when it borrowed */
+    for (int i = 0; i < FP_N; i++)
+        c = ff_adc(c, t[i], FP_MOD[i] & mask, &o->l[i]);
 }
 
 /* o = -a mod p (0 stays 0) */
@@ -113,46 +103,46 @@ static inline void FP_FN(neg)(FP_T *o, const FP_T *a)
     uint64_t nz = 0;
     for (int i = 0; i < FP_N; i++)
         nz |= a->l[i];
-    uint64_t mask = 0 - (uint64_t)(nz != 0), borrow = 0;
+    uint64_t mask = 0 - (uint64_t)(nz != 0);
+    unsigned char br = 0;
     for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) d = (FP_CAT(FP, u128))FP_MOD[i] - a->l[i] - borrow;
-        o->l[i] = (uint64_t)d & mask;
-        borrow = (uint64_t)(d >> 64) & 1;
+        uint64_t d;
+        br = ff_sbb(br, FP_MOD[i], a->l[i], &d);
+        o->l[i] = d & mask;
     }
 }
 
 /* o = a / 2 mod p */
 static inline void FP_FN(half)(FP_T *o, const FP_T *a)
 {
-    uint64_t mask = 0 - (a->l[0] & 1), t[FP_N], c = 0;
-    for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] + (FP_MOD[i] & mask) + c;
-        t[i] = (uint64_t)s;
-        c = (uint64_t)(s >> 64);
-    }
+    uint64_t mask = 0 - (a->l[0] & 1), t[FP_N];
+    unsigned char c = 0;
+    for (int i = 0; i < FP_N; i++)
+        c = ff_adc(c, a->l[i], FP_MOD[i] & mask, &t[i]);
     for (int i = 0; i < FP_N - 1; i++)
         o->l[i] = (t[i] >> 1) | (t[i + 1] << 63);
-    o->l[FP_N - 1] = (t[FP_N - 1] >> 1) | (c << 63);
+    o->l[FP_N - 1] = (t[FP_N - 1] >> 1) | ((uint64_t)c << 63);
 }
 
-/* o = a*b*R^-1 mod p: CIOS, no-carry variant (see top). Cost N^2 + N(N+1) word muls. */
-static inline void FP_FN(mul_portable)(FP_T *o, const FP_T *a, const FP_T *b)
+/* Reference o = a*b*R^-1 mod p: CIOS, no-carry variant (see top), written with 128-bit
+ * accumulators; the tests check FP_FN(mul) against it. */
+static inline void FP_FN(mul_ref)(FP_T *o, const FP_T *a, const FP_T *b)
 {
     uint64_t t[FP_N];
     for (int i = 0; i < FP_N; i++)
         t[i] = 0;
     for (int i = 0; i < FP_N; i++) {
         uint64_t bi = b->l[i];
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[0] * bi + t[0];
+        ff_u128 s = (ff_u128)a->l[0] * bi + t[0];
         uint64_t A = (uint64_t)(s >> 64);
         uint64_t t0 = (uint64_t)s;
         uint64_t m = t0 * (uint64_t)FP_INV;
-        FP_CAT(FP, u128) u = (FP_CAT(FP, u128))m * FP_MOD[0] + t0;
+        ff_u128 u = (ff_u128)m * FP_MOD[0] + t0;
         uint64_t C = (uint64_t)(u >> 64);
         for (int j = 1; j < FP_N; j++) {
-            s = (FP_CAT(FP, u128))a->l[j] * bi + t[j] + A;
+            s = (ff_u128)a->l[j] * bi + t[j] + A;
             A = (uint64_t)(s >> 64);
-            u = (FP_CAT(FP, u128))m * FP_MOD[j] + (uint64_t)s + C;
+            u = (ff_u128)m * FP_MOD[j] + (uint64_t)s + C;
             C = (uint64_t)(u >> 64);
             t[j - 1] = (uint64_t)u;
         }
@@ -164,24 +154,22 @@ static inline void FP_FN(mul_portable)(FP_T *o, const FP_T *a, const FP_T *b)
 /* Montgomery reduction of a 2N-word value T < p*R: o = T*R^-1 mod p. */
 static inline void FP_FN(redc)(FP_T *o, uint64_t T[2 * FP_N])
 {
-    uint64_t top = 0;
+    unsigned char top = 0;
     for (int i = 0; i < FP_N; i++) {
         uint64_t m = T[i] * (uint64_t)FP_INV, c = 0;
         for (int j = 0; j < FP_N; j++) {
-            FP_CAT(FP, u128) s = (FP_CAT(FP, u128))m * FP_MOD[j] + T[i + j] + c;
+            ff_u128 s = (ff_u128)m * FP_MOD[j] + T[i + j] + c;
             T[i + j] = (uint64_t)s;
             c = (uint64_t)(s >> 64);
         }
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))T[i + FP_N] + c + top;
-        T[i + FP_N] = (uint64_t)s;
-        top = (uint64_t)(s >> 64);
+        top = ff_adc(top, T[i + FP_N], c, &T[i + FP_N]);
     }
     FP_FN(reduce_once)(o, T + FP_N);
 }
 
 /* o = a^2*R^-1 mod p: schoolbook square (off-diagonal products once, doubled), then REDC.
- * Cost N(N-1)/2 + N + N^2 word muls. */
-static inline void FP_FN(sqr_portable)(FP_T *o, const FP_T *a)
+ * Cost N(N-1)/2 + N + N^2 word muls. Reference for FP_FN(sqr). */
+static inline void FP_FN(sqr_ref)(FP_T *o, const FP_T *a)
 {
     uint64_t T[2 * FP_N];
     for (int i = 0; i < 2 * FP_N; i++)
@@ -189,7 +177,7 @@ static inline void FP_FN(sqr_portable)(FP_T *o, const FP_T *a)
     for (int i = 0; i < FP_N; i++) {
         uint64_t c = 0;
         for (int j = i + 1; j < FP_N; j++) {
-            FP_CAT(FP, u128) s = (FP_CAT(FP, u128))a->l[i] * a->l[j] + T[i + j] + c;
+            ff_u128 s = (ff_u128)a->l[i] * a->l[j] + T[i + j] + c;
             T[i + j] = (uint64_t)s;
             c = (uint64_t)(s >> 64);
         }
@@ -203,27 +191,73 @@ static inline void FP_FN(sqr_portable)(FP_T *o, const FP_T *a)
     }
     c = 0; /* add the squares on the diagonal */
     for (int i = 0; i < FP_N; i++) {
-        FP_CAT(FP, u128) p = (FP_CAT(FP, u128))a->l[i] * a->l[i];
-        FP_CAT(FP, u128) s = (FP_CAT(FP, u128))T[2 * i] + (uint64_t)p + c;
+        ff_u128 p = (ff_u128)a->l[i] * a->l[i];
+        ff_u128 s = (ff_u128)T[2 * i] + (uint64_t)p + c;
         T[2 * i] = (uint64_t)s;
-        s = (FP_CAT(FP, u128))T[2 * i + 1] + (uint64_t)(p >> 64) + (uint64_t)(s >> 64);
+        s = (ff_u128)T[2 * i + 1] + (uint64_t)(p >> 64) + (uint64_t)(s >> 64);
         T[2 * i + 1] = (uint64_t)s;
         c = (uint64_t)(s >> 64);
     }
     FP_FN(redc)(o, T);
 }
 
-#ifndef FP_HAVE_ASM
+/* o = a*b*R^-1 mod p, the same CIOS as mul_ref arranged for adc chains: per word b[i],
+ * t += a*b[i] as two carry chains (low halves into t[0..N], high halves into t[1..N]),
+ * then m = t[0]*(-p^-1), t = (t + m*p)/2^64 the same way. N^2 + N(N+1) word muls,
+ * 4N(N+1) adc. Inputs < p give t < 2p at the end (spare top bit), one conditional subtract. */
+static inline void FP_FN(mul_c)(FP_T *o, const FP_T *a, const FP_T *b)
+{
+    uint64_t t[FP_N + 2], lo[FP_N], hi[FP_N];
+    for (int i = 0; i < FP_N + 2; i++)
+        t[i] = 0;
+    for (int i = 0; i < FP_N; i++) {
+        uint64_t bi = b->l[i];
+        unsigned char c = 0;
+        for (int j = 0; j < FP_N; j++)
+            lo[j] = ff_mul_wide(a->l[j], bi, &hi[j]);
+        for (int j = 0; j < FP_N; j++)
+            c = ff_adc(c, t[j], lo[j], &t[j]);
+        c = ff_adc(c, t[FP_N], 0, &t[FP_N]);
+        t[FP_N + 1] = c;
+        c = 0;
+        for (int j = 0; j < FP_N; j++)
+            c = ff_adc(c, t[j + 1], hi[j], &t[j + 1]);
+        t[FP_N + 1] += c;
+        /* reduction: t + m p is divisible by 2^64 */
+        uint64_t m = t[0] * (uint64_t)FP_INV;
+        for (int j = 0; j < FP_N; j++)
+            lo[j] = ff_mul_wide(m, FP_MOD[j], &hi[j]);
+        c = 0;
+        for (int j = 0; j < FP_N; j++)
+            c = ff_adc(c, t[j], lo[j], &t[j]);
+        c = ff_adc(c, t[FP_N], 0, &t[FP_N]);
+        t[FP_N + 1] += c;
+        c = 0;
+        for (int j = 0; j < FP_N; j++)
+            c = ff_adc(c, t[j + 1], hi[j], &t[j + 1]);
+        t[FP_N + 1] += c;
+        for (int j = 0; j < FP_N + 1; j++) /* shift one word (t[0] is 0) */
+            t[j] = t[j + 1];
+        t[FP_N + 1] = 0;
+    }
+    FP_FN(reduce_once)(o, t);
+}
+
+#if defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__) && !defined(CUZK_FF_NO_ASM) && FP_N == 4
+#include "ff/fp_x86_4.h"
+#elif defined(__x86_64__) && defined(__BMI2__) && defined(__ADX__) && !defined(CUZK_FF_NO_ASM) && FP_N == 6
+#include "ff/fp_x86_6.h"
+#else
 static inline void FP_FN(mul)(FP_T *o, const FP_T *a, const FP_T *b)
 {
-    FP_FN(mul_portable)(o, a, b);
+    FP_FN(mul_c)(o, a, b);
 }
+#endif
 
 static inline void FP_FN(sqr)(FP_T *o, const FP_T *a)
 {
-    FP_FN(sqr_portable)(o, a);
+    FP_FN(mul)(o, a, a);
 }
-#endif
 
 /* std -> Montgomery: a*R^2*R^-1 */
 static inline void FP_FN(from_std)(FP_T *o, const FP_T *a)
@@ -317,4 +351,3 @@ static inline void FP_FN(batch_inv)(FP_T *o, const FP_T *a, size_t n, FP_T *scra
 #undef FP_R2
 #undef FP_INV
 #undef FP_PM2
-#undef FP_HAVE_ASM
