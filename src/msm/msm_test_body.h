@@ -227,9 +227,9 @@ static int msm_test_main(void)
     }
     double t0 = now_ms();
     test_digits();
-    test_g1_run_all(pools, 3, 1000, 100);
+    test_g1_run_all(pools, 3, 1000, 100, 0);
     double t1 = now_ms();
-    test_g2_run_all(pools, 3, 100, 17);
+    test_g2_run_all(pools, 3, 100, 17, 1);
     double t2 = now_ms();
     printf("%s: G1 checks %.0f ms, G2 checks %.0f ms (informational)\n", CURVE_NAME, t1 - t0,
            t2 - t1);

@@ -1,12 +1,15 @@
 /* pool.c - fixed worker threads that share one loop at a time (see pool.h).
  *
  * DESIGN. One job slot per pool, protected by `mu`. pool_run takes `run_mu` (this is
- * what serializes callers), publishes the job, bumps `generation` and wakes the workers.
- * Every worker that sees a new generation claims task numbers from the atomic `next`
- * until they run out, then decrements `active`; the last one out signals `done_cv`. The
- * caller claims tasks too and then waits for `active` to reach 0, after which the slot
- * may be reused. A thread-local pointer tells pool_run whether it is already running
- * inside a task of this pool (nested call: run inline).
+ * what serializes callers), publishes the job with `seats` = min(n_tasks - 1, workers),
+ * bumps `generation` and wakes that many workers (all of them by broadcast when every
+ * worker is wanted). A worker that sees a new generation takes a seat if one is left,
+ * claims task numbers from the atomic `next` until they run out, then leaves its seat
+ * (`active`--); the last one out signals `done_cv`. The caller claims tasks too; when it
+ * runs out, no task is left to start, so it withdraws the seats nobody has taken yet and
+ * waits for the workers still seated. The slot may then be reused. A thread-local
+ * pointer tells pool_run whether it is already running inside a task of this pool
+ * (nested call: run inline).
  */
 #include "util/pool.h"
 
@@ -25,7 +28,8 @@ struct pool {
     pthread_cond_t done_cv;   /* the caller waits here for active == 0 */
     uint64_t generation;      /* bumped once per published job */
     int stop;                 /* 1: workers exit */
-    int active;               /* workers still inside the current job */
+    int seats;                /* workers the current job still accepts */
+    int active;               /* seats taken or not yet withdrawn, minus workers that left */
     /* the current job (written under mu before generation is bumped) */
     pool_fn fn;
     void *ctx;
@@ -67,6 +71,9 @@ static void *pool_worker_main(void *argp)
         if (p->stop)
             break;
         seen = p->generation;
+        if (p->seats == 0)
+            continue; /* enough workers on this job already */
+        p->seats--;
         pthread_mutex_unlock(&p->mu);
         pool_drain(p, index);
         pthread_mutex_lock(&p->mu);
@@ -155,9 +162,17 @@ void pool_run(pool_t *p, size_t n_tasks, pool_fn fn, void *ctx)
     p->ctx = ctx;
     p->n_tasks = n_tasks;
     atomic_store_explicit(&p->next, 0, memory_order_relaxed);
-    p->active = p->size - 1;
+    int want = p->size - 1;
+    if (n_tasks - 1 < (size_t)want)
+        want = (int)(n_tasks - 1);
+    p->seats = want;
+    p->active = want;
     p->generation++;
-    pthread_cond_broadcast(&p->work_cv);
+    if (want == p->size - 1)
+        pthread_cond_broadcast(&p->work_cv);
+    else
+        for (int i = 0; i < want; i++)
+            pthread_cond_signal(&p->work_cv);
     pthread_mutex_unlock(&p->mu);
 
     pool_t *saved_pool = tls_pool;
@@ -169,6 +184,8 @@ void pool_run(pool_t *p, size_t n_tasks, pool_fn fn, void *ctx)
     tls_worker = saved_worker;
 
     pthread_mutex_lock(&p->mu);
+    p->active -= p->seats; /* seats nobody took: no task is left for them */
+    p->seats = 0;
     while (p->active > 0)
         pthread_cond_wait(&p->done_cv, &p->mu);
     pthread_mutex_unlock(&p->mu);
