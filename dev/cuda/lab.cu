@@ -279,9 +279,9 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
             bad = memcmp(ref.data(), out.data(), n * 32) != 0;
             how = "vs CPU NTT";
         } else {
-            /* spot check 16 outputs by Horner evaluation at w^k */
-            how = "16 outputs vs CPU Horner";
-            for (int s = 0; s < 16; s++) {
+            /* spot check 2 outputs by Horner evaluation at w^k */
+            how = "2 outputs vs CPU Horner";
+            for (int s = 0; s < 2; s++) {
                 size_t k = rnd() & (n - 1);
                 uint64_t x[4], e[4] = {k, 0, 0, 0}, acc[4] = {0, 0, 0, 0};
                 f.pow(x, (const uint64_t *)&w, e);

@@ -53,7 +53,7 @@ struct gpu_key {
     uint32_t *d_msm_h;    /* n x 8 h scalars */
     uint8_t *d_msm;       /* MSM scratch (max over the five sets) */
     size_t msm_bytes;
-    uint8_t *h_w;         /* pinned staging: n_vars x 32 */
+    uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
     cudaStream_t st_ntt, st_msm, st_copy;
     cudaEvent_t ev_h;
     pthread_mutex_t mu_ntt, mu_msm;
@@ -100,8 +100,9 @@ void key_free(gpu_key *k)
     cudaFree(k->d_msm_w);
     cudaFree(k->d_msm_h);
     cudaFree(k->d_msm);
-    if (k->h_w)
-        cudaFreeHost(k->h_w);
+    for (int i = 0; i < 2; i++)
+        if (k->h_w[i])
+            cudaFreeHost(k->h_w[i]);
     if (k->st_ntt)
         cudaStreamDestroy(k->st_ntt);
     if (k->st_msm)
@@ -247,7 +248,8 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *e
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
-    CUDA_TRY(cudaHostAlloc((void **)&k->h_w, k->n_vars * 32, cudaHostAllocDefault));
+    CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
+    CUDA_TRY(cudaHostAlloc((void **)&k->h_w[1], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaDeviceSynchronize());
     free(h_row);
     free(h_fill);
@@ -272,12 +274,12 @@ void gpu_key_detach(cuzk_backend *be, void *ks)
     key_free((gpu_key *)ks);
 }
 
-/* copies the witness (std form) through the pinned buffer to dst on st */
-cudaError_t upload_witness(gpu_key *k, void *dst, const uint8_t *wtns, cudaStream_t st)
+/* copies the witness (std form) through pinned buffer `which` to dst on st */
+cudaError_t upload_witness(gpu_key *k, int which, void *dst, const uint8_t *wtns, cudaStream_t st)
 {
     size_t b = k->n_vars * 32;
-    memcpy(k->h_w, wtns, b);
-    cudaError_t e = cudaMemcpyAsync(dst, k->h_w, b, cudaMemcpyHostToDevice, st);
+    memcpy(k->h_w[which], wtns, b);
+    cudaError_t e = cudaMemcpyAsync(dst, k->h_w[which], b, cudaMemcpyHostToDevice, st);
     if (e != cudaSuccess)
         return e;
     return cudaStreamSynchronize(st); /* h_w is reused by the next call */
@@ -292,7 +294,7 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     size_t n = k->n;
     pthread_mutex_lock(&k->mu_ntt);
     CUDA_TRY(cudaSetDevice(im->device));
-    CUDA_TRY(upload_witness(k, k->d_w, ws->wtns, k->st_ntt));
+    CUDA_TRY(upload_witness(k, 0, k->d_w, ws->wtns, k->st_ntt));
     eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
                                                                       k->d_w, 2 * n);
     fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
@@ -362,7 +364,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     const zkey_file *z = k->z;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
-    CUDA_TRY(upload_witness(k, k->d_msm_w, ws->wtns, k->st_msm));
+    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws->wtns, k->st_msm));
     /* h goes up on the copy stream while the witness MSMs run */
     CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
     CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
