@@ -198,13 +198,16 @@ static void emit(builder *b, const dev_term *ta, uint32_t na, const dev_term *tb
     c->terms = t;
     uint64_t *off = c->lc_off + 3 * (size_t)b->k;
     off[0] = c->n_terms;
-    memcpy(t + c->n_terms, ta, na * sizeof *t);
+    if (na)
+        memcpy(t + c->n_terms, ta, na * sizeof *t);
     c->n_terms += na;
     off[1] = c->n_terms;
-    memcpy(t + c->n_terms, tb, nb * sizeof *t);
+    if (nb)
+        memcpy(t + c->n_terms, tb, nb * sizeof *t);
     c->n_terms += nb;
     off[2] = c->n_terms;
-    memcpy(t + c->n_terms, tc, nc * sizeof *t);
+    if (nc)
+        memcpy(t + c->n_terms, tc, nc * sizeof *t);
     c->n_terms += nc;
     off[3] = c->n_terms;
     c->n_ab_terms += na + nb;

@@ -95,7 +95,7 @@ static void test_fixed_base(pool_t *pool)
     g1_generator(&g1);
     g2_generator(&g2);
     static uint64_t ks[400][4];
-    unsigned widths[] = {2, 3, 5, 8, 11, 13};
+    unsigned widths[] = {2, 3, 5, 8, 10};
     for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
         unsigned w = widths[wi];
         dev_fb_g1 t1;
