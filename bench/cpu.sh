@@ -11,6 +11,7 @@
 #   BENCH_LOGS    log2 of the domain sizes                                  [12 14 16]
 #   BENCH_CURVES  curves                                                    [bn128 bls12381]
 #   BENCH_SNARKJS 0 skips snarkjs (cuzk times only)                         [1]
+#   BENCH_NOTE    a line saved with the results (e.g. what else ran)         []
 # Circuits come from `cuzk dev-circuit` (synthetic, INSECURE known-toxic-waste setup; cached in
 # bench/work/); without dev-circuit the committed fixtures of tests/data/ are used instead.
 # Every cuzk proof is checked once with `snarkjs groth16 verify` (a wrong proof is no result).
@@ -114,6 +115,7 @@ out=bench/results/cpu-$(date -u +%Y%m%d-%H%M)-$(echo "$host" | tr -c 'A-Za-z0-9_
     echo "- snarkjs $(node -p 'require("./node_modules/snarkjs/package.json").version'), node $(node --version)"
     echo "- median of $runs runs, wall seconds of the whole command (file reading and writing included)"
     echo "- circuits: $([ $have_dev = 1 ] && echo 'cuzk dev-circuit (synthetic)' || echo 'tests/data fixtures')"
+    [ -z "${BENCH_NOTE:-}" ] || echo "- note: $BENCH_NOTE"
     echo
     echo "| curve | circuit | constraints | snarkjs s | cuzk s | speed-up | target |"
     echo "|---|---|---:|---:|---:|---:|---|"
