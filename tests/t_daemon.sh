@@ -170,7 +170,7 @@ bad "unknown priority" 400 "unknown priority" POST /v1/jobs $J -d "{\"zkey\":\"$
 head -c 2000000 /dev/zero > "$tmp/big.bin"
 bad "oversized body" 413 "limit is 1048576" POST /v1/jobs -H 'Content-Type: application/octet-stream' --data-binary "@$tmp/big.bin"
 bad "unknown route" 404 "no route" GET /v2/nothing
-bad "wrong method" 405 "allowed: GET" PUT /v1/jobs
+bad "wrong method" 405 "allowed: POST, GET" PUT /v1/jobs
 bad "unknown job" 404 "" GET /v1/jobs/j-424242
 bad "bad await timeout" 400 "timeout" GET "/v1/jobs/$first_id/await?timeout=soon"
 bad "bad timeline step" 400 "step_ms" GET "/v1/timeline?step_ms=1"
@@ -190,6 +190,7 @@ api GET /v1/keys
 check "key gone after evict" [ "$(jget "j.keys.some(k => k.path === '$BLS/circuit.zkey')")" = false ]
 
 # ---------------------------------------------------------------- concurrent clients
+cpids=()
 for c in $(seq 1 8); do
     (
         fx=$BN; [ $((c % 2)) = 0 ] && fx=$BLS
@@ -198,10 +199,10 @@ for c in $(seq 1 8); do
         for i in 0 1; do sj_verify "$fx/vk.json" "$tmp/conc-$c/public-$i.json" "$tmp/conc-$c/proof-$i.json" || exit 1; done
         echo "$id" > "$tmp/conc-$c.id"
     ) > "$tmp/conc-$c.log" 2>&1 &
+    cpids+=($!)
 done
 conc_ok=0
-for c in $(seq 1 8); do wait %$c 2>/dev/null; done
-wait
+for p in "${cpids[@]}"; do wait "$p"; done
 for c in $(seq 1 8); do [ -s "$tmp/conc-$c.id" ] && conc_ok=$((conc_ok + 1)); done
 check "8 concurrent clients all got verified proofs ($conc_ok/8)" [ $conc_ok = 8 ]
 check "their job ids are distinct" [ "$(cat "$tmp"/conc-*.id | sort -u | wc -l)" = 8 ]

@@ -89,7 +89,7 @@ api() {
 # (default $BODY); objects print as JSON, undefined as "undefined"
 jget() {
     node -e 'let j; try { j = JSON.parse(process.argv[1]); } catch (e) { console.log("INVALID_JSON"); process.exit(0); }
-             const v = (new Function("j", "return (" + process.argv[2] + ")"))(j);
+             let v; try { v = (new Function("j", "return (" + process.argv[2] + ")"))(j); } catch (e) { v = "ERROR(" + e.message + ")"; }
              console.log(typeof v === "object" ? JSON.stringify(v) : String(v));' "${2-$BODY}" "$1"
 }
 # wait_state ID STATE SECONDS: polls GET /v1/jobs/ID until state is STATE
