@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# pipeline.sh - throughput and latency of the proving daemon on a Filecoin-shaped job mix.
+#
+# Builds four synthetic BLS12-381 circuits with `cuzk dev-circuit` (cached in $WORK/circuits):
+#   porep          jobs of 10 partitions            (normal priority)
+#   snap           jobs of 16 partitions            (normal)
+#   window-post    jobs of 1 large partition        (high)
+#   winning-post   jobs of 1 small partition        (critical), submitted every
+#                  WINNING_EVERY seconds while the backlog runs: the latency-critical path
+# starts `cuzk serve` on loopback, submits the backlog at once, waits for everything, and
+# prints: proofs/hour, GPU busy %, p50/p99 latency per kind, idle-gap attribution (what the
+# device workers were waiting for while work existed), budget and RSS peaks. The Chrome
+# trace (open in https://ui.perfetto.dev) and the raw /status and job lists are kept in $WORK.
+#
+# Usage:  CUZK=bin/cuzk bench/pipeline.sh            (defaults sized for one H200)
+#         QUICK=1 bench/pipeline.sh                  (tiny circuits, CPU backend: a smoke run)
+# Knobs (environment): BACKEND (auto), GPU_WORKERS (2), SYNTH_WORKERS (8), QUEUE_DEPTH (8),
+#   BUDGET (auto), POREP_K / SNAP_K / WPOST_K / WINNING_K (log2 constraints: 20/19/21/14),
+#   N_POREP (4), N_SNAP (2), N_WPOST (2), N_WINNING (6), WINNING_EVERY (5 s),
+#   WORK (bench/results/pipeline), EXTRA_SERVE_ARGS.
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+CUZK=${CUZK:-$repo/bin/cuzk}
+case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
+[ -x "$CUZK" ] || { echo "pipeline.sh: no cuzk binary at $CUZK (make, or set CUZK)" >&2; exit 2; }
+command -v node > /dev/null || { echo "pipeline.sh: node is needed for the report" >&2; exit 2; }
+
+if [ "${QUICK:-0}" = 1 ]; then
+    : "${POREP_K:=12}" "${SNAP_K:=11}" "${WPOST_K:=13}" "${WINNING_K:=10}"
+    : "${N_POREP:=3}" "${N_SNAP:=2}" "${N_WPOST:=2}" "${N_WINNING:=4}" "${WINNING_EVERY:=1}"
+    : "${BACKEND:=cpu}" "${SYNTH_WORKERS:=2}" "${GPU_WORKERS:=1}" "${QUEUE_DEPTH:=4}"
+fi
+POREP_K=${POREP_K:-20} SNAP_K=${SNAP_K:-19} WPOST_K=${WPOST_K:-21} WINNING_K=${WINNING_K:-14}
+N_POREP=${N_POREP:-4} N_SNAP=${N_SNAP:-2} N_WPOST=${N_WPOST:-2} N_WINNING=${N_WINNING:-6}
+WINNING_EVERY=${WINNING_EVERY:-5}
+BACKEND=${BACKEND:-auto} GPU_WORKERS=${GPU_WORKERS:-2} SYNTH_WORKERS=${SYNTH_WORKERS:-8}
+QUEUE_DEPTH=${QUEUE_DEPTH:-8} BUDGET=${BUDGET:-auto}
+WORK=${WORK:-$repo/bench/results/pipeline}
+mkdir -p "$WORK/circuits"
+
+# ---------------------------------------------------------------- circuits
+make_circuit() { # NAME LOG2
+    local dir=$WORK/circuits/$1-k$2
+    if [ ! -f "$dir/circuit.zkey" ] || [ ! -f "$dir/witness.wtns" ]; then
+        echo "building $1 circuit: 2^$2 constraints (cuzk dev-circuit, cached in $dir)" >&2
+        "$CUZK" dev-circuit --curve bls12381 --constraints $(( (1 << $2) - 2 )) --out "$dir" -q >&2
+    fi
+    echo "$dir"
+}
+C_POREP=$(make_circuit porep "$POREP_K")
+C_SNAP=$(make_circuit snap "$SNAP_K")
+C_WPOST=$(make_circuit window-post "$WPOST_K")
+C_WINNING=$(make_circuit winning-post "$WINNING_K")
+
+# ---------------------------------------------------------------- daemon
+DATA=$WORK/data
+rm -rf "$DATA"
+mkdir -p "$DATA"
+"$CUZK" serve --listen 127.0.0.1:0 --data "$DATA" --backend "$BACKEND" --budget "$BUDGET" \
+    --gpu-workers "$GPU_WORKERS" --synth-workers "$SYNTH_WORKERS" --queue-depth "$QUEUE_DEPTH" \
+    ${EXTRA_SERVE_ARGS:-} > "$WORK/serve.log" 2>&1 &
+PID=$!
+trap 'kill -TERM $PID 2>/dev/null || true' EXIT
+for _ in $(seq 1 600); do [ -s "$DATA/serve.addr" ] && break; sleep 0.1; done
+[ -s "$DATA/serve.addr" ] || { echo "daemon did not start; see $WORK/serve.log" >&2; exit 1; }
+ADDR=$(cat "$DATA/serve.addr")
+echo "daemon at $ADDR (backend $BACKEND), log $WORK/serve.log" >&2
+for c in "$C_POREP" "$C_SNAP" "$C_WPOST" "$C_WINNING"; do
+    curl -s -X POST "http://$ADDR/v1/keys/preload" -d "{\"zkey\":\"$c/circuit.zkey\"}" > /dev/null
+done
+
+submit() { # KIND DIR PARTITIONS
+    local w=() i
+    for i in $(seq 1 "$3"); do w+=(--witness "$2/witness.wtns"); done
+    "$CUZK" submit --server "$ADDR" --zkey "$2/circuit.zkey" "${w[@]}" --kind "$1"
+}
+
+# ---------------------------------------------------------------- run
+t0=$(date +%s.%N)
+ids=()
+for i in $(seq 1 "$N_POREP"); do ids+=("$(submit porep "$C_POREP" 10)"); done
+for i in $(seq 1 "$N_SNAP"); do ids+=("$(submit snap "$C_SNAP" 16)"); done
+for i in $(seq 1 "$N_WPOST"); do ids+=("$(submit window-post "$C_WPOST" 1)"); done
+for i in $(seq 1 "$N_WINNING"); do
+    ids+=("$(submit winning-post "$C_WINNING" 1)")
+    sleep "$WINNING_EVERY"
+done
+echo "submitted ${#ids[@]} jobs; waiting" >&2
+failed=0
+for id in "${ids[@]}"; do
+    "$CUZK" await --server "$ADDR" "$id" 2> /dev/null || { echo "job $id did not succeed" >&2; failed=$((failed + 1)); }
+done
+t1=$(date +%s.%N)
+
+curl -s "http://$ADDR/status" > "$WORK/status.json"
+curl -s "http://$ADDR/v1/jobs?limit=100000" > "$WORK/jobs.json"
+curl -s "http://$ADDR/v1/trace" > "$WORK/trace.json"
+curl -s "http://$ADDR/metrics" > "$WORK/metrics.txt"
+kill -TERM $PID; wait $PID || true
+trap - EXIT
+
+# ---------------------------------------------------------------- report
+node - "$WORK/status.json" "$WORK/jobs.json" "$t0" "$t1" "$failed" <<'EOF'
+const fs = require("fs");
+const [st, jl] = [2, 3].map(i => JSON.parse(fs.readFileSync(process.argv[i])));
+const wall = Number(process.argv[5]) - Number(process.argv[4]);
+const failed = Number(process.argv[6]);
+const jobs = jl.jobs || [];
+const done = jobs.filter(j => j.state === "done");
+const proofs = done.reduce((a, j) => a + (j.n_partitions || 0), 0);
+const pct = (xs, p) => { if (!xs.length) return NaN; const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)]; };
+const f1 = x => Number.isFinite(x) ? (x / 1000).toFixed(2) : "-";
+const mib = b => (Number(b || 0) / 1048576).toFixed(0) + " MiB";
+console.log("\n== cuzk pipeline benchmark (" + (st.backend || "?") + ", " + (st.devices || 0) + " device(s))");
+console.log(`wall ${wall.toFixed(1)} s, ${done.length} jobs done, ${failed} failed, ${proofs} partition proofs`);
+console.log(`throughput: ${(proofs / wall * 3600).toFixed(0)} proofs/hour`);
+for (const g of st.gpu || [])
+  console.log(`device ${g.device}: busy ${(100 * (g.busy_ratio || 0)).toFixed(1)} % of the run`);
+console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max s |\n|---|---|---|---|---|---|");
+for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
+  const js = done.filter(j => j.kind === kind);
+  const lat = js.map(j => j.finished_ms - j.submitted_ms);
+  console.log(`| ${kind} | ${js.length} | ${js.reduce((a, j) => a + j.n_partitions, 0)} | ${f1(pct(lat, 50))} | ${f1(pct(lat, 99))} | ${f1(Math.max(...lat, NaN))} |`);
+}
+const gaps = st.idle_gap_ms || {};
+const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
+console.log("\nidle-gap attribution (device workers idle while work existed):");
+for (const [k, v] of Object.entries(gaps).sort((a, b) => b[1] - a[1]))
+  console.log(`  ${k.padEnd(12)} ${(v / 1000).toFixed(2).padStart(9)} s  ${gsum ? (100 * v / gsum).toFixed(1) : "0.0"} %`);
+const b = st.budget || {}, p = st.process || {};
+console.log(`\nbudget ${mib(b.total)}, engine peak ${mib(b.peak)}; process peak RSS ${mib(p.peak_rss_bytes)}`);
+const buf = st.buffers || {};
+console.log(`host buffers: pool ${mib(buf.pool_bytes)}, ${buf.allocs || 0} allocations, ${buf.reuses || 0} reuses`);
+EOF
+echo "trace: $WORK/trace.json (Perfetto), status: $WORK/status.json"
+[ "$failed" = 0 ]
