@@ -36,7 +36,9 @@ else
     echo "system packages: all present"
 fi
 
-if [ ! -x node_modules/.bin/snarkjs ] || ! cmp -s package-lock.json node_modules/.package-lock.json 2>/dev/null; then
+want=$(node -p "require('./package.json').dependencies.snarkjs")
+have=$(node -p "try { require('./node_modules/snarkjs/package.json').version } catch (e) { '' }")
+if [ "$have" != "$want" ] || [ ! -d node_modules/circomlib ] || [ ! -d node_modules/circom2 ]; then
     echo "node packages (npm ci: snarkjs, circom2, circomlib pinned in package-lock.json)"
     npm ci --no-audit --no-fund
 fi
