@@ -228,6 +228,28 @@ static void test_prime_field(int iters)
         fr_mul(&r1, &rm1, &rm1);
         fr_mul_ref(&r2, &rm1, &rm1);
         CHECK(fr_eq(&r1, &r2), "fr mul of the largest element");
+        /* squares and products of extreme limb patterns: p-1-k and small values */
+        for (uint64_t k = 0; k < 64; k++) {
+            fq_t e = pm1, f, g1, g2;
+            e.l[0] -= k;
+            fq_sqr(&g1, &e);
+            fq_sqr_ref(&g2, &e);
+            CHECK(fq_eq(&g1, &g2), "fq sqr of p-1-%llu", (unsigned long long)k);
+            fq_set_zero(&f);
+            f.l[0] = k;
+            f.l[FQ_LIMBS - 1] = k << 40;
+            fq_sqr(&g1, &f);
+            fq_sqr_ref(&g2, &f);
+            CHECK(fq_eq(&g1, &g2), "fq sqr of a sparse value %llu", (unsigned long long)k);
+            fq_mul(&g1, &e, &f);
+            fq_mul_ref(&g2, &e, &f);
+            CHECK(fq_eq(&g1, &g2), "fq mul of extreme values %llu", (unsigned long long)k);
+            fr_t er = rm1, h1, h2;
+            er.l[0] -= k;
+            fr_sqr(&h1, &er);
+            fr_sqr_ref(&h2, &er);
+            CHECK(fr_eq(&h1, &h2), "fr sqr of r-1-%llu", (unsigned long long)k);
+        }
     }
     CHECK(!fq_sqrt(&nq, &m1), "-1 is not a square in Fq");
     /* roots of unity: w^(2^k) = 1, w^(2^(k-1)) = -1 */

@@ -254,10 +254,13 @@ static inline void FP_FN(mul)(FP_T *o, const FP_T *a, const FP_T *b)
 }
 #endif
 
+#ifndef FP_HAVE_SQR
 static inline void FP_FN(sqr)(FP_T *o, const FP_T *a)
 {
     FP_FN(mul)(o, a, a);
 }
+#endif
+#undef FP_HAVE_SQR
 
 /* std -> Montgomery: a*R^2*R^-1 */
 static inline void FP_FN(from_std)(FP_T *o, const FP_T *a)
