@@ -63,7 +63,7 @@ static void dev_fr_to_bytes(uint8_t *b, const fr_t *a)
  * half = 2^(w-1). Scalars (std form, < r < 2^FR_BITS) are recoded into nwin signed digits
  * in [-(half-1), half]; nwin = ceil((FR_BITS+1)/w) leaves room for the last carry. */
 
-#define DEV_FB_CHUNK 512           /* points per task: one batch inversion each */
+#define DEV_FB_CHUNK 1024          /* scalars per task; one inversion per window per task */
 #define DEV_FB_TABLE_MAX (8u << 20) /* bytes a table may take (bigger ones thrash the caches) */
 
 static unsigned dev_fb_nwin(unsigned w) { return (FR_BITS + 1 + w - 1) / w; }
@@ -107,8 +107,8 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
     }
 }
 
-/* DEV_FB_DEFINE(g1) / (g2): table type, build, and the batched multiplication. */
-#define DEV_FB_DEFINE(G)                                                                           \
+/* DEV_FB_DEFINE(group, base field, base field type): table type, build, multiplication. */
+#define DEV_FB_DEFINE(G, BF, BT)                                                                         \
     typedef struct dev_fb_##G {                                                                    \
         unsigned w, nwin, half;                                                                    \
         G##_aff_t *t; /* nwin * half entries */                                                    \
@@ -200,24 +200,107 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
+    /* Scratch of one worker for one chunk of lanes (one lane per scalar). */                     \
+    typedef struct dev_fb_##G##_lanes {                                                            \
+        int32_t *dig;   /* DEV_FB_CHUNK * nwin signed digits */                                    \
+        uint8_t *state; /* per lane: 0 infinity so far, 1 affine sum valid, 2 fallback */          \
+        uint32_t *idx;  /* lanes taking part in the current window's batch */                      \
+        BT *dx, *pre;   /* x differences, prefix products */                                       \
+    } dev_fb_##G##_lanes;                                                                          \
+                                                                                                   \
     typedef struct dev_fb_##G##_run_ctx {                                                          \
         const dev_fb_##G *tab;                                                                     \
         const fr_t *k;                                                                             \
         G##_aff_t *out;                                                                            \
         size_t n;                                                                                  \
-        G##_jac_t *scratch; /* pool_size * DEV_FB_CHUNK */                                         \
+        dev_fb_##G##_lanes *lanes; /* pool_size entries */                                         \
     } dev_fb_##G##_run_ctx;                                                                        \
                                                                                                    \
+    /* table entry for digit d != 0 of window i (negated for d < 0) */                             \
+    static inline void dev_fb_##G##_entry(G##_aff_t *q, const dev_fb_##G *tab, unsigned i,         \
+                                          int32_t d)                                               \
+    {                                                                                              \
+        if (d > 0) {                                                                               \
+            *q = tab->t[(size_t)i * tab->half + (unsigned)(d - 1)];                                \
+        } else {                                                                                   \
+            q->x = tab->t[(size_t)i * tab->half + (unsigned)(-d - 1)].x;                           \
+            BF##_neg(&q->y, &tab->t[(size_t)i * tab->half + (unsigned)(-d - 1)].y);                \
+        }                                                                                          \
+    }                                                                                              \
+                                                                                                   \
+    /* One chunk, all lanes in lock step window by window, sums kept affine: each window adds  \
+     * its table entries with one shared inversion (Montgomery's trick), so an addition costs  \
+     * about 6M (3M batch share + lambda, x3, y3) instead of a mixed Jacobian addition's 7M+4S \
+     * and no final conversion. A lane whose sum meets +-its table entry (x equal; impossible  \
+     * for scalars < r by the size of the partial sums, kept for safety) is recomputed in      \
+     * Jacobian coordinates by dev_fb_mul. */                                                  \
     static void dev_fb_##G##_run_task(void *vctx, size_t task, int worker)                         \
     {                                                                                              \
         dev_fb_##G##_run_ctx *ctx = vctx;                                                          \
-        size_t from = task * DEV_FB_CHUNK, to = from + DEV_FB_CHUNK;                               \
-        if (to > ctx->n)                                                                           \
-            to = ctx->n;                                                                           \
-        G##_jac_t *j = ctx->scratch + (size_t)worker * DEV_FB_CHUNK;                               \
-        for (size_t i = from; i < to; i++)                                                         \
-            dev_fb_##G##_mul(&j[i - from], ctx->tab, &ctx->k[i]);                                  \
-        G##_batch_to_aff(ctx->out + from, j, to - from);                                           \
+        const dev_fb_##G *tab = ctx->tab;                                                          \
+        dev_fb_##G##_lanes *L = &ctx->lanes[worker];                                               \
+        size_t from = task * DEV_FB_CHUNK, m = ctx->n - from;                                      \
+        if (m > DEV_FB_CHUNK)                                                                      \
+            m = DEV_FB_CHUNK;                                                                      \
+        G##_aff_t *acc = ctx->out + from, q;                                                       \
+        for (size_t j = 0; j < m; j++) {                                                           \
+            fr_t k;                                                                                \
+            fr_to_std(&k, &ctx->k[from + j]);                                                      \
+            dev_fb_recode(L->dig + j * tab->nwin, k.l, tab->w, tab->nwin);                         \
+            L->state[j] = 0;                                                                       \
+        }                                                                                          \
+        for (unsigned i = 0; i < tab->nwin; i++) {                                                 \
+            size_t cnt = 0;                                                                        \
+            BT prod, inv, lam, t;                                                                  \
+            BF##_set_one(&prod);                                                                   \
+            for (size_t j = 0; j < m; j++) {                                                       \
+                int32_t d = L->dig[j * tab->nwin + i];                                             \
+                if (d == 0 || L->state[j] == 2)                                                    \
+                    continue;                                                                      \
+                dev_fb_##G##_entry(&q, tab, i, d);                                                 \
+                if (L->state[j] == 0) {                                                            \
+                    acc[j] = q;                                                                    \
+                    L->state[j] = 1;                                                               \
+                    continue;                                                                      \
+                }                                                                                  \
+                BF##_sub(&L->dx[cnt], &q.x, &acc[j].x);                                            \
+                if (BF##_is_zero(&L->dx[cnt])) {                                                   \
+                    L->state[j] = 2;                                                               \
+                    continue;                                                                      \
+                }                                                                                  \
+                L->pre[cnt] = prod;                                                                \
+                BF##_mul(&prod, &prod, &L->dx[cnt]);                                               \
+                L->idx[cnt++] = (uint32_t)j;                                                       \
+            }                                                                                      \
+            if (cnt == 0)                                                                          \
+                continue;                                                                          \
+            BF##_inv(&inv, &prod);                                                                 \
+            for (size_t c = cnt; c-- > 0;) {                                                       \
+                size_t j = L->idx[c];                                                              \
+                G##_aff_t *a = &acc[j];                                                            \
+                BF##_mul(&t, &inv, &L->pre[c]); /* 1/dx_c */                                       \
+                BF##_mul(&inv, &inv, &L->dx[c]);                                                   \
+                dev_fb_##G##_entry(&q, tab, i, L->dig[j * tab->nwin + i]);                         \
+                BF##_sub(&lam, &q.y, &a->y);                                                       \
+                BF##_mul(&lam, &lam, &t);         /* lambda = (y2 - y1)/(x2 - x1) */               \
+                BF##_sqr(&t, &lam);                                                                \
+                BF##_sub(&t, &t, &a->x);                                                           \
+                BF##_sub(&t, &t, &q.x);           /* x3 = lambda^2 - x1 - x2 */                    \
+                BF##_sub(&q.x, &a->x, &t);                                                         \
+                BF##_mul(&q.x, &q.x, &lam);                                                        \
+                BF##_sub(&a->y, &q.x, &a->y);     /* y3 = lambda (x1 - x3) - y1 */                 \
+                a->x = t;                                                                          \
+            }                                                                                      \
+        }                                                                                          \
+        for (size_t j = 0; j < m; j++) {                                                           \
+            if (L->state[j] == 0) {                                                                \
+                memset(&acc[j], 0, sizeof acc[j]);                                                 \
+            } else if (L->state[j] == 2) {                                                         \
+                G##_jac_t r;                                                                       \
+                dev_fb_##G##_mul(&r, tab, &ctx->k[from + j]);                                      \
+                G##_jac_to_aff(&acc[j], &r);                                                       \
+            }                                                                                      \
+        }                                                                                          \
     }                                                                                              \
                                                                                                    \
     /* out[i] = [k[i]]G (affine; zero scalars give the all-zero infinity). false: no memory */     \
@@ -226,17 +309,33 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
     {                                                                                              \
         if (n == 0)                                                                                \
             return true;                                                                           \
-        dev_fb_##G##_run_ctx ctx = {tab, k, out, n, NULL};                                         \
-        ctx.scratch = malloc((size_t)pool_size(pool) * DEV_FB_CHUNK * sizeof *ctx.scratch);        \
-        if (!ctx.scratch)                                                                          \
-            return false;                                                                          \
-        pool_run(pool, (n + DEV_FB_CHUNK - 1) / DEV_FB_CHUNK, dev_fb_##G##_run_task, &ctx);        \
-        free(ctx.scratch);                                                                         \
-        return true;                                                                               \
+        int np = pool_size(pool);                                                                  \
+        dev_fb_##G##_run_ctx ctx = {tab, k, out, n, calloc((size_t)np, sizeof *ctx.lanes)};        \
+        bool ok = ctx.lanes != NULL;                                                               \
+        for (int i = 0; ok && i < np; i++) {                                                       \
+            dev_fb_##G##_lanes *L = &ctx.lanes[i];                                                 \
+            L->dig = malloc((size_t)DEV_FB_CHUNK * tab->nwin * sizeof *L->dig);                    \
+            L->state = malloc(DEV_FB_CHUNK);                                                       \
+            L->idx = malloc(DEV_FB_CHUNK * sizeof *L->idx);                                        \
+            L->dx = malloc(DEV_FB_CHUNK * sizeof *L->dx);                                          \
+            L->pre = malloc(DEV_FB_CHUNK * sizeof *L->pre);                                        \
+            ok = L->dig && L->state && L->idx && L->dx && L->pre;                                  \
+        }                                                                                          \
+        if (ok)                                                                                    \
+            pool_run(pool, (n + DEV_FB_CHUNK - 1) / DEV_FB_CHUNK, dev_fb_##G##_run_task, &ctx);    \
+        for (int i = 0; ctx.lanes && i < np; i++) {                                                \
+            free(ctx.lanes[i].dig);                                                                \
+            free(ctx.lanes[i].state);                                                              \
+            free(ctx.lanes[i].idx);                                                                \
+            free(ctx.lanes[i].dx);                                                                 \
+            free(ctx.lanes[i].pre);                                                                \
+        }                                                                                          \
+        free(ctx.lanes);                                                                           \
+        return ok;                                                                                 \
     }
 
-DEV_FB_DEFINE(g1)
-DEV_FB_DEFINE(g2)
+DEV_FB_DEFINE(g1, fq, fq_t)
+DEV_FB_DEFINE(g2, fq2, fq2_t)
 
 /* ---- witness -------------------------------------------------------------------------- */
 
