@@ -6,7 +6,7 @@
  *   e->mu        jobs table, job/partition states, scheduler and synthesis queues, key cache
  *   e->rq_mu     device (ready) queue          -- device workers take only this one,
  *   e->fq_mu     finalize queue                   the device lock, and the tracker's
- *   e->dev_mu[d] device lock (around device work only)
+ *   e->dev_mu[d][s] device locks, s = 0 for h, 1 for the MSMs (around device work only)
  *   e->bp_mu     buffer pool
  *   budget.mu, tracker mu (leaf locks inside budget.c / tracker.c)
  */
@@ -156,7 +156,7 @@ struct engine {
     cuzk_backend *dev_be[CURVE_COUNT][ENGINE_MAX_DEVICES];
     int n_dev;
     int use_gpu;
-    pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES];
+    pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES][2]; /* [0] h step, [1] MSM step */
 
     pthread_mutex_t bp_mu;
     ebuf *bp_free;              /* cached buffers (their bytes stay charged to the budget) */

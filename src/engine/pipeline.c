@@ -200,10 +200,11 @@ static void *dispatcher_main(void *arg)
             p->state = PART_CANCELED;
             continue;
         }
-        /* admission window: no more partitions past the scheduler than the synthesis
-           workers and the device queue can hold, so that a later, more urgent partition
-           still finds the queue ahead of it short (priority order is exact only here) */
-        if (atomic_load(&e->n_presynth) + atomic_load(&e->n_ready) >= e->cfg.synth_workers + e->cfg.queue_depth) {
+        /* admission window: no more partitions between the scheduler and the devices
+           than the device queue holds, so synthesis workers never sit on a finished
+           partition and a later, more urgent one finds at most the device queue's
+           in-flight work ahead of it (priority order is exact only in the scheduler) */
+        if (atomic_load(&e->n_presynth) + atomic_load(&e->n_ready) >= e->cfg.queue_depth) {
             worker_set(w, 0, NULL);
             timed_wait_ms(&e->cv_sched, &e->mu, 50);
             continue;
@@ -414,25 +415,32 @@ static void *device_main(void *arg)
         ekey *k = p->key;
         cuzk_backend *be = e->dev_be[k->z.curve->id][d];
         void *ks = k->ks_dev[d];
-        worker_set(w, GAP_LOCK, p);
-        tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
-        pthread_mutex_lock(&e->dev_mu[d]);
-        int64_t t0 = eng_now_us();
-        worker_set(w, TRK_BUSY, p);
-        tracker_worker_set(e->trk, d, wi, TRK_BUSY, t0);
         err[0] = 0;
         cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
-        if (!rc)
-            rc = groth16_step_h(be, ks, &p->ws, err);
-        if (!rc && !job_stopping(p->job))
-            rc = groth16_step_msm(be, ks, &p->ws, err);
-        int64_t t1 = eng_now_us();
-        /* the gap after device work is attributed to the finalizer hand-off until the
-           worker is back at the queue */
-        tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, t1);
-        pthread_mutex_unlock(&e->dev_mu[d]);
+        int64_t t0 = 0, t1 = 0, busy = 0;
+        /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
+           worker's MSMs; the GPU backend keeps separate buffers and streams for each */
+        for (int step = 0; step < 2 && !rc && !job_stopping(p->job); step++) {
+            worker_set(w, GAP_LOCK, p);
+            tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
+            pthread_mutex_lock(&e->dev_mu[d][step]);
+            int64_t s0 = eng_now_us();
+            if (!t0)
+                t0 = s0;
+            worker_set(w, TRK_BUSY, p);
+            tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
+            rc = step == 0 ? groth16_step_h(be, ks, &p->ws, err) : groth16_step_msm(be, ks, &p->ws, err);
+            pthread_mutex_unlock(&e->dev_mu[d][step]);
+            t1 = eng_now_us();
+            busy += t1 - s0;
+            /* after device work the worker hands the result to the finalizers; that time
+               is attributed to them until it is back at the queue */
+            tracker_worker_set(e->trk, d, wi, step == 0 ? GAP_LOCK : GAP_FINALIZER, t1);
+        }
+        if (!t0)
+            t0 = t1 = eng_now_us();
         worker_set(w, GAP_FINALIZER, p);
-        atomic_fetch_add(&w->busy_us, t1 - t0);
+        atomic_fetch_add(&w->busy_us, busy);
         atomic_fetch_add(&w->done, 1);
         p->stage_us[STAGE_DEVICE] = t1 - t0;
         tracker_stage(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1);
