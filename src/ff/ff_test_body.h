@@ -263,6 +263,21 @@ static void test_prime_field(int iters)
         fr_neg(&m, &m);
         CHECK(fr_eq(&w, &m), "root of unity of order 2^%u", k);
     }
+    /* pow against repeated multiplication, including exponents 0 and 1 */
+    {
+        fr_t a, acc, pw;
+        rnd_fr(&a);
+        fr_set_one(&acc);
+        for (uint64_t k = 0; k < 40; k++) {
+            uint64_t e[2] = {k, 0};
+            fr_pow(&pw, &a, e, 2);
+            CHECK(fr_eq(&pw, &acc), "fr_pow exponent %llu", (unsigned long long)k);
+            fr_mul(&acc, &acc, &a);
+        }
+        uint64_t e2[1] = {0};
+        fr_pow(&pw, &a, e2, 1);
+        CHECK(fr_is_one(&pw), "a^0 = 1");
+    }
     fr_t rr;
     fr_root_of_unity(&rr, 0);
     CHECK(fr_is_one(&rr), "root of order 1");

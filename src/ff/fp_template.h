@@ -297,24 +297,35 @@ static inline bool FP_FN(std_is_canonical)(const FP_T *a)
     return false;
 }
 
-/* o = a^e, e = nlimbs little-endian words (std integer). Square-and-multiply; variable time
- * in e only through its length (every bit costs one sqr and one mul-or-select). */
+/* o = a^e, e = nlimbs little-endian words (std integer), fixed 4-bit windows: 4 squarings
+ * per window and one multiplication by a table entry when the window is not zero. The
+ * exponent is treated as public (timing depends on e only, never on a). */
 static inline void FP_FN(pow)(FP_T *o, const FP_T *a, const uint64_t *e, size_t nlimbs)
 {
-    FP_T r = FP_ONE, b = *a, t;
+    FP_T tab[16], r = FP_ONE;
+    tab[0] = FP_ONE;
+    tab[1] = *a;
+    for (int i = 2; i < 16; i++)
+        FP_FN(mul)(&tab[i], &tab[i - 1], a);
+    bool started = false;
     for (size_t i = nlimbs; i-- > 0;) {
-        for (int j = 63; j >= 0; j--) {
-            FP_FN(sqr)(&r, &r);
-            FP_FN(mul)(&t, &r, &b);
-            uint64_t mask = 0 - ((e[i] >> j) & 1);
-            for (int k = 0; k < FP_N; k++)
-                r.l[k] = (t.l[k] & mask) | (r.l[k] & ~mask);
+        for (int j = 60; j >= 0; j -= 4) {
+            unsigned d = (unsigned)(e[i] >> j) & 15;
+            if (started) {
+                for (int k = 0; k < 4; k++)
+                    FP_FN(sqr)(&r, &r);
+                if (d)
+                    FP_FN(mul)(&r, &r, &tab[d]);
+            } else if (d) {
+                r = tab[d];
+                started = true;
+            }
         }
     }
     *o = r;
 }
 
-/* o = a^(p-2) = a^-1 (Fermat; 0 maps to 0). Constant time. */
+/* o = a^(p-2) = a^-1 (Fermat; 0 maps to 0). Constant time: the exponent is the fixed p-2. */
 static inline void FP_FN(inv)(FP_T *o, const FP_T *a)
 {
     static const uint64_t e[FP_N] = FP_PM2;
