@@ -2,7 +2,14 @@
  * Fq2, Fq6, Fq12. Include a curve header (curves/bn254.h or curves/bls12_381.h) first.
  *
  * Names follow docs/DESIGN.md ("Names every per-curve layer relies on"). Everything is
- * static inline, so a translation unit pays only for what it uses.
+ * static inline, so a translation unit pays only for what it uses. Beyond the contract:
+ * F_is_one, F_half, F_std_is_canonical, F_mul_c / F_mul_ref / F_sqr_ref (portable and
+ * reference twins of the fast paths, for tests), fq_is_odd, fq2_sqrt, fq2_conj,
+ * fq2_mul_fq, fq2_frobenius, fq2_pow, fq6_*, fq12_pow, fq12_mul_by_034 / _014 (sparse),
+ * fq12_cyclotomic_sqr, fq12_cyclotomic_exp_param.
+ * Speed: on x86-64 with BMI2+ADX (-march of any CPU since ~2014) Fr/Fq multiplication is
+ * MULX/ADCX/ADOX assembly (ff/fp_x86_4.h, ff/fp_x86_6.h); elsewhere, or with
+ * -DCUZK_FF_NO_ASM, the portable C of ff/fp_template.h.
  */
 #ifndef CUZK_FF_FF_H
 #define CUZK_FF_FF_H

@@ -262,7 +262,8 @@ static inline void FP_FN(sqr)(FP_T *o, const FP_T *a)
 #endif
 #undef FP_HAVE_SQR
 
-/* std -> Montgomery: a*R^2*R^-1 */
+/* std -> Montgomery: a*R^2*R^-1. a must be canonical (< p): check untrusted input with
+ * FP_FN(std_is_canonical) first (the no-carry multiplication assumes inputs below p). */
 static inline void FP_FN(from_std)(FP_T *o, const FP_T *a)
 {
     static const FP_T r2 = {FP_R2};
