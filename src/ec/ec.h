@@ -1,7 +1,10 @@
 /* ec.h - G1 (over Fq) and G2 (over Fq2, the sextic twist) of the selected curve.
  * Include a curve header first. BN254: G2 lives on the D-type twist y^2 = x^3 + 3/xi, G1
  * has cofactor 1. BLS12-381: G2 on the M-type twist y^2 = x^3 + 4 xi; both groups have a
- * cofactor and need a real subgroup check. Names follow docs/DESIGN.md.
+ * cofactor and need a real subgroup check ([r]P == O). Names follow docs/DESIGN.md; beyond
+ * the contract: G_aff_set_inf, G_xyzz_is_inf, G_xyzz_from_aff, G_xyzz_dbl, G_proj_t and
+ * G_proj_add (complete addition used by G_jac_mul_ct), and in ec/pairing.h
+ * pairing_final_exp_easy / _hard / _canonical and pairing_mul_line(_dense).
  */
 #ifndef CUZK_EC_EC_H
 #define CUZK_EC_EC_H
