@@ -41,18 +41,30 @@ typedef struct MSM_N(bscr) {
     MSM_N(aff_t) *bk;   /* nb affine buckets, meaningful where st has MSM_HAS */
     uint8_t *st;        /* nb bucket states: MSM_HAS | MSM_BUSY | MSM_OVF */
     MSM_N(xyzz_t) *ovf; /* nb overflow buckets, meaningful where st has MSM_OVF */
+    const MSM_N(aff_t) *bases; /* the MSM's bases, which point references index */
     uint32_t *bb;       /* B: bucket of batch entry i */
-    MSM_N(aff_t) *bp;   /* B: point added by batch entry i */
+    uint32_t *bi;       /* B: point reference of entry i: base index | MSM_NEG (add -base) */
     MSM_F(t) *den;      /* B: denominator of entry i (x2 - x1, or 2y to double, or 1) */
     MSM_F(t) *pre;      /* B: product of the denominators before entry i */
     uint8_t *kind;      /* B: 0 add, 1 double, 2 cancels to infinity */
     uint32_t *qb;       /* B: queued point's bucket (its bucket was busy) */
-    MSM_N(aff_t) *qp;   /* B: queued point */
+    uint32_t *qi;       /* B: queued point reference */
     size_t k;           /* entries in the batch, <= B */
     size_t q;           /* entries in the queue, <= B */
 } MSM_N(bscr);
 
-/* Runs the k pending additions bk[bb[i]] += bp[i] with one inversion (Montgomery's trick):
+/* the point a reference names: a base, or its negation written to tmp */
+static inline const MSM_N(aff_t) *MSM_N(b_point)(const MSM_N(bscr) *s, uint32_t ref,
+                                                 MSM_N(aff_t) *tmp)
+{
+    const MSM_N(aff_t) *p = &s->bases[ref & ~MSM_NEG];
+    if (!(ref & MSM_NEG))
+        return p;
+    MSM_G(aff_neg)(tmp, p);
+    return tmp;
+}
+
+/* Runs the k pending additions bk[bb[i]] += point(bi[i]) with one inversion (Montgomery's trick):
  * lambda = (y2 - y1)/(x2 - x1) (or 3x^2/2y to double), x3 = lambda^2 - x1 - x2,
  * y3 = lambda (x1 - x3) - y1. Cost per entry 5M + 1S plus 1/k of an inversion. */
 static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
@@ -63,10 +75,13 @@ static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
     MSM_F(t) acc, d, lam, t;
     MSM_F(set_one)(&acc);
     for (size_t i = 0; i < k; i++) {
-        const MSM_N(aff_t) *a = &s->bk[s->bb[i]], *p = &s->bp[i];
+        MSM_N(aff_t) tmp;
+        const MSM_N(aff_t) *a = &s->bk[s->bb[i]];
+        const MSM_N(aff_t) *p = &s->bases[s->bi[i] & ~MSM_NEG]; /* x is the same for -p */
         MSM_F(sub)(&d, &p->x, &a->x);
         s->kind[i] = 0;
         if (MSM_F(is_zero)(&d)) {
+            p = MSM_N(b_point)(s, s->bi[i], &tmp);
             if (MSM_F(eq)(&p->y, &a->y) && !MSM_F(is_zero)(&a->y)) {
                 s->kind[i] = 1; /* P + P */
                 MSM_F(dbl)(&d, &a->y);
@@ -82,8 +97,8 @@ static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
     MSM_F(inv)(&acc, &acc);
     for (size_t i = k; i-- > 0;) {
         uint32_t b = s->bb[i];
-        MSM_N(aff_t) *a = &s->bk[b];
-        const MSM_N(aff_t) *p = &s->bp[i];
+        MSM_N(aff_t) *a = &s->bk[b], tmp;
+        const MSM_N(aff_t) *p = MSM_N(b_point)(s, s->bi[i], &tmp);
         MSM_F(mul)(&d, &acc, &s->pre[i]); /* 1 / den[i] */
         MSM_F(mul)(&acc, &acc, &s->den[i]);
         s->st[b] &= (uint8_t)~MSM_BUSY;
@@ -114,22 +129,23 @@ static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
 /* bucket b += p, now or later: an empty bucket takes p as it is; a bucket already in the
  * batch queues p (or, with the queue full, adds it to its XYZZ overflow bucket); any
  * other bucket joins the batch. The caller flushes when the batch holds B entries. */
-static inline void MSM_N(b_insert)(MSM_N(bscr) *s, uint32_t b, const MSM_N(aff_t) *p,
-                                   size_t qcap)
+static inline void MSM_N(b_insert)(MSM_N(bscr) *s, uint32_t b, uint32_t ref, size_t qcap)
 {
     uint8_t st = s->st[b];
+    MSM_N(aff_t) tmp;
     if (!(st & MSM_HAS)) {
-        s->bk[b] = *p;
+        s->bk[b] = *MSM_N(b_point)(s, ref, &tmp);
         s->st[b] = st | MSM_HAS;
         return;
     }
     if (st & MSM_BUSY) {
         if (s->q < qcap) {
             s->qb[s->q] = b;
-            s->qp[s->q] = *p;
+            s->qi[s->q] = ref;
             s->q++;
             return;
         }
+        const MSM_N(aff_t) *p = MSM_N(b_point)(s, ref, &tmp);
         if (st & MSM_OVF)
             MSM_G(xyzz_add_aff)(&s->ovf[b], &s->ovf[b], p);
         else
@@ -139,7 +155,7 @@ static inline void MSM_N(b_insert)(MSM_N(bscr) *s, uint32_t b, const MSM_N(aff_t
     }
     s->st[b] = st | MSM_BUSY;
     s->bb[s->k] = b;
-    s->bp[s->k] = *p;
+    s->bi[s->k] = ref;
     s->k++;
 }
 
@@ -149,9 +165,8 @@ static inline void MSM_N(b_drain)(MSM_N(bscr) *s, size_t B)
     size_t n0 = s->q;
     s->q = 0;
     for (size_t r = 0; r < n0; r++) {
-        uint32_t b = s->qb[r];
-        MSM_N(aff_t) p = s->qp[r]; /* b_insert may rewrite slot s->q <= r */
-        MSM_N(b_insert)(s, b, &p, B);
+        uint32_t b = s->qb[r], ref = s->qi[r]; /* b_insert may rewrite slot s->q <= r */
+        MSM_N(b_insert)(s, b, ref, B);
         if (s->k == B)
             MSM_N(b_flush)(s);
     }
@@ -260,13 +275,10 @@ static inline void MSM_N(task_window_batch)(void *ctxp, size_t task, int worker)
         }
         if (d == 0)
             continue;
-        if (d > 0) {
-            MSM_N(b_insert)(s, (uint32_t)(d - 1), &x->bases[i], B);
-        } else {
-            MSM_N(aff_t) q;
-            MSM_G(aff_neg)(&q, &x->bases[i]);
-            MSM_N(b_insert)(s, (uint32_t)(-d - 1), &q, B);
-        }
+        if (d > 0)
+            MSM_N(b_insert)(s, (uint32_t)(d - 1), i, B);
+        else
+            MSM_N(b_insert)(s, (uint32_t)(-d - 1), i | MSM_NEG, B);
         if (s->k == B) {
             MSM_N(b_flush)(s);
             MSM_N(b_drain)(s, B);
@@ -278,10 +290,12 @@ static inline void MSM_N(task_window_batch)(void *ctxp, size_t task, int worker)
     /* what is still queued goes to the overflow buckets (nothing is busy any more) */
     for (size_t r = 0; r < s->q; r++) {
         uint32_t b = s->qb[r];
+        MSM_N(aff_t) tmp;
+        const MSM_N(aff_t) *p = MSM_N(b_point)(s, s->qi[r], &tmp);
         if (s->st[b] & MSM_OVF)
-            MSM_G(xyzz_add_aff)(&s->ovf[b], &s->ovf[b], &s->qp[r]);
+            MSM_G(xyzz_add_aff)(&s->ovf[b], &s->ovf[b], p);
         else
-            MSM_G(xyzz_from_aff)(&s->ovf[b], &s->qp[r]);
+            MSM_G(xyzz_from_aff)(&s->ovf[b], p);
         s->st[b] |= MSM_OVF;
     }
     s->q = 0;
@@ -309,12 +323,12 @@ static inline void *MSM_N(bscr_alloc)(MSM_N(ctx) *x, size_t threads)
     MSM_CARVE(nb * sizeof(MSM_N(aff_t)));
     MSM_CARVE(nb);
     MSM_CARVE(B * sizeof(uint32_t));
-    MSM_CARVE(B * sizeof(MSM_N(aff_t)));
+    MSM_CARVE(B * sizeof(uint32_t));
     MSM_CARVE(B * sizeof(MSM_F(t)));
     MSM_CARVE(B * sizeof(MSM_F(t)));
     MSM_CARVE(B);
     MSM_CARVE(B * sizeof(uint32_t));
-    MSM_CARVE(B * sizeof(MSM_N(aff_t)));
+    MSM_CARVE(B * sizeof(uint32_t));
 #undef MSM_CARVE
     x->bscr = calloc(threads, sizeof *x->bscr);
     uint8_t *mem = malloc(threads * per + 64);
@@ -333,13 +347,14 @@ static inline void *MSM_N(bscr_alloc)(MSM_N(ctx) *x, size_t threads)
         MSM_TAKE(bk, nb * sizeof(MSM_N(aff_t)));
         MSM_TAKE(st, nb);
         MSM_TAKE(bb, B * sizeof(uint32_t));
-        MSM_TAKE(bp, B * sizeof(MSM_N(aff_t)));
+        MSM_TAKE(bi, B * sizeof(uint32_t));
         MSM_TAKE(den, B * sizeof(MSM_F(t)));
         MSM_TAKE(pre, B * sizeof(MSM_F(t)));
         MSM_TAKE(kind, B);
         MSM_TAKE(qb, B * sizeof(uint32_t));
-        MSM_TAKE(qp, B * sizeof(MSM_N(aff_t)));
+        MSM_TAKE(qi, B * sizeof(uint32_t));
         s->ovf = x->buckets + t * nb;
+        s->bases = x->bases;
     }
 #undef MSM_TAKE
     return mem;
