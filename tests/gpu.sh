@@ -18,6 +18,15 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cd "$repo"
 
+# 0. the device field and point code on the CPU, PTX emulated (needs no GPU)
+if command -v g++ >/dev/null 2>&1; then
+    if ! make -s -C dev/cuda emu >/dev/null 2>&1; then
+        echo "FAIL: dev/cuda emu_test (device field/XYZZ code on the CPU vs dev/cuda/ref.h)"
+        make -s -C dev/cuda emu 2>&1 | tail -15
+        exit 1
+    fi
+    echo "ok:   device field and XYZZ code, run on the CPU, match the reference"
+fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "SKIPPED: no GPU"
     exit 0

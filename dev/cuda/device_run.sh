@@ -42,14 +42,14 @@ export CUZK=$PWD/build-cuda/bin/cuzk
 case " $what " in *" labs "*)
     for c in bn254 bls12_381; do
         t0=$(date +%s)
-        timeout 240 dev/cuda/lab_$c ff ntt msm big >"$OUT/lab_$c.txt" 2>&1; echo "lab_$c rc=$? $(( $(date +%s) - t0 )) s"
+        timeout 120 dev/cuda/lab_$c ff ntt msm big >"$OUT/lab_$c.txt" 2>&1; echo "lab_$c rc=$? $(( $(date +%s) - t0 )) s"
         grep -E 'FAIL|error|LAB' "$OUT/lab_$c.txt" | head; grep '^|' "$OUT/lab_$c.txt"
     done ;;
 esac
 case " $what " in *" suite "*)
     t0=$(date +%s)
-    GPU_LABS=0 GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test CUZK_TEST_TMP=/tmp/gpu-suite \
-        timeout 300 tests/gpu.sh >"$OUT/suite.txt" 2>&1
+    GPU_SIZES="${GPU_SIZES:-300 5000 40000}" GPU_LABS=0 GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test CUZK_TEST_TMP=/tmp/gpu-suite \
+        timeout 200 tests/gpu.sh >"$OUT/suite.txt" 2>&1
     echo "suite rc=$? $(( $(date +%s) - t0 )) s"
     grep -E 'FAIL|gpu.sh' "$OUT/suite.txt" | head -40
     grep -h -A8 'witness seed' /tmp/gpu-suite/*.steps 2>/dev/null | grep -B3 FAIL | head -40 ;;

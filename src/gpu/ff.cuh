@@ -19,6 +19,7 @@
 #pragma once
 #include <stdint.h>
 
+#ifndef FF_HOST_EMU /* dev/cuda/emu_test.cpp compiles this file for the CPU with its own primitives */
 #define FF_INLINE __device__ __forceinline__
 
 /* ---- PTX primitives: d = a op b (+carry) ---- */
@@ -33,6 +34,7 @@
 #define PTX_MADCLO_CC(d, a, b, c) asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #define PTX_MADHI_CC(d, a, b, c) asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #define PTX_MADCHI_CC(d, a, b, c) asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#endif
 
 /* A field's constants as a type (a type, not pointer template arguments, so the host
  * stubs of kernels templated on a field stay plain): N limbs, P modulus, M0 = -P^-1 mod

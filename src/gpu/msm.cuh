@@ -5,9 +5,9 @@
  *  1. digits: each scalar is recoded into W signed digits in [-2^(c-1), 2^(c-1)]; entry
  *     (window w, scalar i) gets key (w << c) | |digit| and value i | sign << 31. Digit 0
  *     (all digits of a zero scalar) is bucket 0, which is never added.
- *  2. sort: CUB radix sort of the (key, value) pairs over the c + log2(W) key bits, so each
- *     bucket's points are contiguous however skewed the scalars are (a witness full of
- *     ones puts n points in one bucket).
+ *  2. sort: CUB radix sort of each window's (key, value) pairs on the c bucket bits (the
+ *     entries are window-major), so each bucket's points are contiguous however skewed the
+ *     scalars are (a witness full of ones puts n points in one bucket).
  *  3. accumulate: every thread adds MSM_CHUNK consecutive sorted entries (mixed XYZZ
  *     additions of affine bases), so the work per thread is bounded. A run of one key
  *     that lies wholly inside a chunk is a finished bucket and is stored; a run cut by a
@@ -96,8 +96,7 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
 {
     size_t off = 0, sort_bytes = 0, sel_bytes = 0;
     cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
-                                    (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.entries, 0,
-                                    (int)s.key_bits);
+                                    (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.n, 0, (int)s.c);
     cub::DeviceSelect::Flagged(nullptr, sel_bytes, thrust::counting_iterator<uint32_t>(0), (const uint8_t *)nullptr,
                                (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.slots0);
     msm_scratch<F> t;
@@ -309,11 +308,14 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         return e;
     }
     msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
-    size_t tmp = sc.sort_tmp_bytes;
-    e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in, sc.keys_out, sc.vals_in, sc.vals_out,
-                                        (int64_t)s.entries, 0, (int)s.key_bits, st);
-    if (e != cudaSuccess)
-        return e;
+    /* entries are window-major, so each window sorts alone on its c bucket bits */
+    for (unsigned w = 0; w < s.nwin; w++) {
+        size_t tmp = sc.sort_tmp_bytes, off = (size_t)w * s.n;
+        e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in + off, sc.keys_out + off, sc.vals_in + off,
+                                            sc.vals_out + off, (int64_t)s.n, 0, (int)s.c, st);
+        if (e != cudaSuccess)
+            return e;
+    }
     if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
         return e;
     if ((e = cudaMemsetAsync(sc.pkey[0], 0xff, s.slots0 * 4, st)) != cudaSuccess)

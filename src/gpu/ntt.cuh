@@ -2,16 +2,17 @@
  * Groth16 h computation (FORMATS.md section 4, steps 1-3).
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out: a bit-reversal
- * permutation, then the first 10 stages (butterfly spans 1..512) inside shared memory,
- * one block per 1024 contiguous elements, then one global pass per remaining stage.
- * Twiddles come from a table tw[t] = omega_n^t, t < n/2, built once per key; stage s
- * (span m = 2^s) reads tw[j * n/(2m)]. Cost: n/2 log n multiplies; memory traffic
- * (log n - 9) passes of 2 * 32n bytes. Variable time is irrelevant (no secrets).
+ * permutation, then the stages in groups done inside shared memory (ntt_group_kernel):
+ * stages 0-10 on blocks of 2^11 contiguous elements, then 8 stages at a time on blocks of
+ * 8 consecutive columns x 256 strided rows. Twiddles come from a table tw[t] = omega_n^t,
+ * t < n/2, built once per key; stage s (span m = 2^s) reads tw[j * n/(2m)]. Cost: n/2 log n
+ * multiplies; memory traffic about (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes
+ * plus the permutation. Variable time is irrelevant (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
 
-#define NTT_SMEM_LOG 10 /* stages done in shared memory: 2^10 elements per block */
+#define NTT_GROUP_LOG 11 /* elements per shared-memory block: 2^11 (64 KB) */
 
 /* table[i] = start * base^i, i < count (64 consecutive entries per thread) */
 template <class fr>
@@ -43,48 +44,45 @@ __global__ __launch_bounds__(256) void ntt_bitrev_kernel(fr *a, unsigned log_n)
     }
 }
 
-/* stages 0 .. min(log_n, NTT_SMEM_LOG)-1 on blocks of 2^min(log_n, NTT_SMEM_LOG) elements */
+/* Stages s .. s+k-1 in shared memory. Index bits of an element: hi | mid (k bits) | lo
+ * (s bits). A block takes one hi and 2^lo_bits consecutive lo values (lo_bits <= s, so
+ * global accesses come in runs of 2^lo_bits elements) and all 2^k mid values, and does
+ * the k stages among them: 2^(k + lo_bits) elements, at most 2^NTT_GROUP_LOG. Stage st
+ * pairs mid bit st - s; its twiddle is tw[j * n / 2^(st+1)] with j = index mod 2^st. */
 template <class fr>
-__global__ __launch_bounds__(512) void ntt_smem_kernel(fr *a, const fr *tw, unsigned log_n)
+__global__ __launch_bounds__(512) void ntt_group_kernel(fr *a, const fr *tw, unsigned log_n, unsigned s, unsigned k,
+                                                        unsigned lo_bits)
 {
     extern __shared__ uint4 smem_raw[];
-    fr *s = (fr *)smem_raw;
-    unsigned lb = log_n < NTT_SMEM_LOG ? log_n : NTT_SMEM_LOG;
-    unsigned bsize = 1u << lb;
-    size_t base = (size_t)blockIdx.x << lb;
-    for (unsigned i = threadIdx.x; i < bsize; i += blockDim.x)
-        s[i] = a[base + i];
+    fr *sm = (fr *)smem_raw;
+    unsigned chunks_log = s - lo_bits;
+    size_t b = blockIdx.x;
+    size_t lo_chunk = b & (((size_t)1 << chunks_log) - 1);
+    size_t hi = b >> chunks_log;
+    unsigned cnt = 1u << (k + lo_bits);
+    unsigned lmask = (1u << lo_bits) - 1;
+    size_t base = (hi << (s + k)) | (lo_chunk << lo_bits);
+    for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
+        sm[e] = a[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)];
     __syncthreads();
-    for (unsigned st = 0; st < lb; st++) {
-        unsigned m = 1u << st;
-        for (unsigned k = threadIdx.x; k < bsize / 2; k += blockDim.x) {
-            unsigned j = k & (m - 1);
-            unsigned i0 = ((k >> st) << (st + 1)) | j;
-            fr w = tw[(size_t)j << (log_n - 1 - st)];
-            fr u = s[i0], v = s[i0 + m] * w;
-            s[i0] = u + v;
-            s[i0 + m] = u - v;
+    for (unsigned t = 0; t < k; t++) {
+        unsigned st = s + t;
+        unsigned m = 1u << t;
+        for (unsigned q = threadIdx.x; q < cnt / 2; q += blockDim.x) {
+            unsigned l = q & lmask, p = q >> lo_bits;
+            unsigned jm = p & (m - 1);
+            unsigned mid0 = ((p >> t) << (t + 1)) | jm;
+            unsigned e0 = (mid0 << lo_bits) | l, e1 = ((mid0 + m) << lo_bits) | l;
+            size_t j = ((size_t)jm << s) | (lo_chunk << lo_bits) | l;
+            fr w = tw[j << (log_n - 1 - st)];
+            fr u = sm[e0], v = sm[e1] * w;
+            sm[e0] = u + v;
+            sm[e1] = u - v;
         }
         __syncthreads();
     }
-    for (unsigned i = threadIdx.x; i < bsize; i += blockDim.x)
-        a[base + i] = s[i];
-}
-
-/* one radix-2 stage of span m = 2^st over the whole array */
-template <class fr>
-__global__ __launch_bounds__(256) void ntt_stage_kernel(fr *a, const fr *tw, unsigned log_n, unsigned st)
-{
-    size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= ((size_t)1 << (log_n - 1)))
-        return;
-    size_t m = (size_t)1 << st;
-    size_t j = k & (m - 1);
-    size_t i0 = ((k >> st) << (st + 1)) | j;
-    fr w = tw[j << (log_n - 1 - st)];
-    fr u = a[i0], v = a[i0 + m] * w;
-    a[i0] = u + v;
-    a[i0 + m] = u - v;
+    for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
+        a[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)] = sm[e];
 }
 
 /* a[i] *= b[i] */
@@ -157,12 +155,22 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
     if (log_n == 0)
         return cudaSuccess;
     const fr *tw = inverse ? p.d_itw : p.d_tw;
+    size_t smem_max = ((size_t)1 << NTT_GROUP_LOG) * sizeof(fr);
+    cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)smem_max);
+    if (e != cudaSuccess)
+        return e;
     ntt_bitrev_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, log_n);
-    unsigned lb = log_n < NTT_SMEM_LOG ? log_n : NTT_SMEM_LOG;
-    size_t smem = ((size_t)1 << lb) * sizeof(fr);
-    unsigned threads = (1u << lb) / 2 < 512 ? (1u << lb) / 2 : 512;
-    ntt_smem_kernel<fr><<<(unsigned)(n >> lb), threads, smem, st>>>(d_a, tw, log_n);
-    for (unsigned s = lb; s < log_n; s++)
-        ntt_stage_kernel<fr><<<ntt_blocks(n / 2, 256), 256, 0, st>>>(d_a, tw, log_n, s);
+    for (unsigned s = 0; s < log_n;) {
+        unsigned lo_bits = s < 3 ? s : 3;
+        unsigned k = NTT_GROUP_LOG - lo_bits;
+        if (k > log_n - s)
+            k = log_n - s;
+        unsigned cnt = 1u << (k + lo_bits);
+        unsigned threads = cnt / 2 < 512 ? cnt / 2 : 512;
+        size_t blocks = n >> (k + lo_bits);
+        ntt_group_kernel<fr><<<(unsigned)blocks, threads, cnt * sizeof(fr), st>>>(d_a, tw, log_n, s, k, lo_bits);
+        s += k;
+    }
     return cudaGetLastError();
 }
