@@ -27,7 +27,7 @@ static const opt_def opts[] = {
      "where to serve: HOST:PORT (port 0 picks a free one) or unix:PATH; TCP on a non-loopback "
      "address requires --token"},
     {"data", OPT_STR, F(data), "cuzk-data", NULL, "DIR",
-     "data directory: job journal, constraint-matrix cache, finished proofs"},
+     "data directory: job journal, uploaded witnesses, caches, finished proofs"},
     {"budget", OPT_SIZE, F(budget), "auto", NULL, "SIZE|auto",
      "host memory the pipeline may hold (e.g. 48G); auto = total memory minus a margin"},
     {"backend", OPT_ENUM, F(backend), "auto", "cpu|gpu|auto", "cpu|gpu|auto",
