@@ -123,11 +123,11 @@ console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max 
 for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
   const js = done.filter(j => j.kind === kind);
   const lat = js.map(j => j.finished_ms - j.submitted_ms);
-  console.log(`| ${kind} | ${js.length} | ${js.reduce((a, j) => a + j.n_partitions, 0)} | ${f1(pct(lat, 50))} | ${f1(pct(lat, 99))} | ${f1(Math.max(...lat, NaN))} |`);
+  console.log(`| ${kind} | ${js.length} | ${js.reduce((a, j) => a + j.n_partitions, 0)} | ${f1(pct(lat, 50))} | ${f1(pct(lat, 99))} | ${f1(lat.length ? Math.max(...lat) : NaN)} |`);
 }
 const gaps = st.idle_gap_ms || {};
 const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
-console.log("\nidle-gap attribution (device workers idle while work existed):");
+console.log("\nidle-gap attribution (device idle time by what its workers waited for; no_work = nothing queued):");
 for (const [k, v] of Object.entries(gaps).sort((a, b) => b[1] - a[1]))
   console.log(`  ${k.padEnd(12)} ${(v / 1000).toFixed(2).padStart(9)} s  ${gsum ? (100 * v / gsum).toFixed(1) : "0.0"} %`);
 const b = st.budget || {}, p = st.process || {};
