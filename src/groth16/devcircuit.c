@@ -678,8 +678,13 @@ cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err)
         goto fail;
     if ((e = dev_write_wtns(&c, wtns_path, err)))
         goto fail;
-    if (p->write_r1cs && (e = dev_write_r1cs(&c, r1cs_path, err)))
+    if (p->write_r1cs) {
+        if ((e = dev_write_r1cs(&c, r1cs_path, err)))
+            goto fail;
+    } else if (unlink(r1cs_path) != 0 && errno != ENOENT) { /* no stale r1cs of another circuit */
+        e = cuzk_errf(err, CUZK_EIO, "%s: cannot remove the old file: %s", r1cs_path, strerror(errno));
         goto fail;
+    }
 
     /* vk.json from the key just written, read back through the ordinary zkey reader */
     if ((e = zkey_open(&z, zkey_path, err)))
