@@ -1,6 +1,8 @@
-/* emu_test.cpp - runs the device field and XYZZ code (src/gpu/ff.cuh, ec.cuh) on the CPU,
- * with the PTX carry-chain primitives emulated in C, against the reference in ref.h.
- * Catches carry/limb-index mistakes without a GPU:
+/* emu_test.cpp - runs the device code (src/gpu/ff.cuh, ec.cuh, and the kernels of ntt.cuh and
+ * msm.cuh) on the CPU, with the PTX carry-chain primitives emulated in C and every kernel run
+ * one thread per block in a loop (so __syncthreads is trivially satisfied), against the
+ * reference in ref.h. The CUB sort is replaced by std::stable_sort. Catches carry, index and
+ * bucket-logic mistakes without a GPU:
  *   g++ -std=c++17 -O1 -I../../src -I. emu_test.cpp -o emu_test && ./emu_test
  */
 #include <stdint.h>
@@ -49,8 +51,34 @@ static inline uint32_t hi32(uint32_t a, uint32_t b) { return (uint32_t)(((uint64
 #define PTX_MADHI_CC(d, a, b, c) (d) = e_add((uint64_t)hi32(a, b) + (c), true)
 #define PTX_MADCHI_CC(d, a, b, c) (d) = e_add((uint64_t)hi32(a, b) + (c) + g_cf, true)
 
+#define __global__
+#define __launch_bounds__(x)
+#define __shared__
+struct emu_dim {
+    unsigned x, y, z;
+};
+static emu_dim blockIdx, threadIdx, blockDim;
+static inline void __syncthreads() {}
+static inline unsigned long long __brevll(unsigned long long v)
+{
+    unsigned long long r = 0;
+    for (int i = 0; i < 64; i++)
+        r |= ((v >> i) & 1ull) << (63 - i);
+    return r;
+}
+static inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned s)
+{
+    s &= 31;
+    return s ? (lo >> s) | (hi << (32 - s)) : lo;
+}
+uint4 smem_raw[4096];
+#include <algorithm>
+#include <vector>
+
 #include "gpu/ec.cuh"
 #include "gpu/ff.cuh"
+#include "gpu/msm.cuh"
+#include "gpu/ntt.cuh"
 #include "gpu/params_bls12_381.cuh"
 #include "gpu/params_bn254.cuh"
 #include "ref.h"
@@ -194,6 +222,215 @@ FP_PARAMS(bn_fq, 8, BN254_FQ_P, BN254_FQ_M0, BN254_FQ_RR, BN254_FQ_ONE);
 FP_PARAMS(bls_fr, 8, BLS12_381_FR_P, BLS12_381_FR_M0, BLS12_381_FR_RR, BLS12_381_FR_ONE);
 FP_PARAMS(bls_fq, 12, BLS12_381_FQ_P, BLS12_381_FQ_M0, BLS12_381_FQ_RR, BLS12_381_FQ_ONE);
 
+/* ---- NTT: ntt_run's schedule with the kernels run block by block ---- */
+template <class fr>
+static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
+{
+    size_t n = (size_t)1 << log_n;
+    blockDim.x = 1;
+    threadIdx.x = 0;
+    for (size_t i = 0; i < n; i++) {
+        blockIdx.x = (unsigned)i;
+        ntt_bitrev_kernel<fr>(a, log_n);
+    }
+    for (unsigned s = 0; s < log_n;) {
+        unsigned lo_bits = s < 3 ? s : 3;
+        unsigned k = NTT_GROUP_LOG - lo_bits;
+        if (k > log_n - s)
+            k = log_n - s;
+        size_t blocks = n >> (k + lo_bits);
+        for (size_t b = 0; b < blocks; b++) {
+            blockIdx.x = (unsigned)b;
+            ntt_group_kernel<fr>(a, tw, log_n, s, k, lo_bits);
+        }
+        s += k;
+    }
+}
+
+template <class fr>
+static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roots)[8])
+{
+    rfield<4> f;
+    f.init(p32);
+    for (unsigned log_n : {1u, 5u, 11u, 14u}) {
+        size_t n = (size_t)1 << log_n;
+        std::vector<fr> a(n), tw(n / 2 + 1);
+        fr w, one;
+        memcpy(&w, roots[log_n], 32);
+        memcpy(&one, roots[0], 32);
+        blockDim.x = 1;
+        threadIdx.x = 0;
+        for (size_t t = 0; t * 64 < n / 2 + 1; t++) {
+            blockIdx.x = (unsigned)t;
+            ntt_powers_kernel<fr>(tw.data(), n / 2 + 1, w, one);
+        }
+        for (size_t i = 0; i < n; i++)
+            rand_below<4>((uint64_t *)&a[i], f.p);
+        std::vector<fr> in = a;
+        emu_ntt<fr>(a.data(), tw.data(), log_n);
+        int bad = 0;
+        for (int c = 0; c < 24; c++) {
+            size_t k = c < 2 ? (size_t)c * (n - 1) : rnd() % n;
+            uint64_t x[4], e[4] = {k, 0, 0, 0}, acc[4] = {0, 0, 0, 0};
+            f.pow(x, (const uint64_t *)&w, e);
+            for (size_t i = n; i-- > 0;) {
+                f.mul(acc, acc, x);
+                f.add(acc, acc, (const uint64_t *)&in[i]);
+            }
+            bad += memcmp(acc, &a[k], 32) != 0;
+        }
+        printf("%-16s NTT 2^%-2u (24 outputs vs Horner): %s\n", name, log_n, bad ? "FAIL" : "ok");
+        fails += bad != 0;
+    }
+}
+
+/* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
+template <class F>
+static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits)
+{
+    msm_shape s = msm_shape_of(n, bits);
+    std::vector<uint32_t> keys(s.entries), vals(s.entries);
+    std::vector<xyzz_t<F>> buckets(s.nbuckets), ppt[2] = {std::vector<xyzz_t<F>>(s.slots0),
+                                                            std::vector<xyzz_t<F>>(s.slots0)};
+    std::vector<uint32_t> pkey[2] = {std::vector<uint32_t>(s.slots0, MSM_KEY_NONE),
+                                     std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
+    std::vector<xyzz_t<F>> groups((size_t)s.nwin * MSM_GROUPS);
+    memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
+    blockDim.x = 1;
+    threadIdx.x = 0;
+    for (size_t i = 0; i < n; i++) {
+        blockIdx.x = (unsigned)i;
+        msm_digits_kernel(keys.data(), vals.data(), scalars, n, s.c, s.nwin);
+    }
+    for (unsigned w = 0; w < s.nwin; w++) { /* the per-window sort on the bucket bits */
+        std::vector<size_t> idx(n);
+        for (size_t i = 0; i < n; i++)
+            idx[i] = (size_t)w * n + i;
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+            return (keys[x] & ((1u << s.c) - 1)) < (keys[y] & ((1u << s.c) - 1));
+        });
+        std::vector<uint32_t> k2(n), v2(n);
+        for (size_t i = 0; i < n; i++)
+            k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
+        std::copy(k2.begin(), k2.end(), keys.begin() + (size_t)w * n);
+        std::copy(v2.begin(), v2.end(), vals.begin() + (size_t)w * n);
+    }
+    msm_src_affine<F> src0{keys.data(), vals.data(), bases};
+    size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
+    for (size_t t = 0; t < threads; t++) {
+        blockIdx.x = (unsigned)t;
+        msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
+                                                    ppt[0].data());
+    }
+    size_t nslots = 2 * threads;
+    int cur = 0, levels = 0;
+    std::vector<uint32_t> sel;
+    for (;;) {
+        sel.clear();
+        for (size_t i = 0; i < nslots; i++)
+            if (pkey[cur][i] != MSM_KEY_NONE)
+                sel.push_back((uint32_t)i);
+        if (sel.empty())
+            break;
+        levels++;
+        size_t cnt = sel.size(), th = (cnt + MSM_CHUNK - 1) / MSM_CHUNK;
+        int nxt = cur ^ 1;
+        std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
+        msm_src_partial<F> src{sel.data(), pkey[cur].data(), ppt[cur].data()};
+        for (size_t t = 0; t < th; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_accumulate_kernel<F, msm_src_partial<F>>(src, cnt, s.c, buckets.data(), pkey[nxt].data(),
+                                                         ppt[nxt].data());
+        }
+        nslots = 2 * th;
+        cur = nxt;
+    }
+    for (size_t t = 0; t < (size_t)s.nwin * MSM_GROUPS; t++) {
+        blockIdx.x = (unsigned)t;
+        msm_bucket_reduce_kernel<F>(groups.data(), buckets.data(), s.c, s.nwin);
+    }
+    for (unsigned stride = MSM_GROUPS / 2; stride >= 1; stride /= 2)
+        for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_group_pairs_kernel<F>(groups.data(), s.nwin, stride);
+        }
+    blockIdx.x = 0;
+    msm_final_kernel<F>(out, groups.data(), s.c, s.nwin);
+    printf("    (n=%zu c=%u windows=%u partial levels=%d) ", n, s.c, s.nwin, levels);
+}
+
+template <class F, int L, int E>
+static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32, unsigned bits, int bval)
+{
+    rfield<L> f;
+    f.init(p32);
+    rfield<4> fr_;
+    fr_.init(r32);
+    rcurve<L, E> C{{&f}};
+    const int W = L * E;
+    uint64_t b[W] = {0}, bb[L];
+    memcpy(bb, f.one, sizeof bb);
+    for (int i = 1; i < bval; i++)
+        f.add(bb, bb, f.one);
+    for (int e = 0; e < E; e++)
+        memcpy(b + e * L, bb, sizeof bb);
+    const size_t K = 64;
+    std::vector<uint64_t> pts(K * 2 * W);
+    for (size_t k = 0; k < K;) {
+        uint64_t *x = &pts[k * 2 * W], *y = x + W, y2[W];
+        for (int e = 0; e < E; e++)
+            rand_below<L>(x + e * L, f.p);
+        C.F.mul(y2, x, x);
+        C.F.mul(y2, y2, x);
+        C.F.add(y2, y2, b);
+        if (C.F.sqrt(y, y2))
+            k++;
+    }
+    memset(&pts[3 * 2 * W], 0, 2 * W * 8); /* an infinity */
+    for (int kind = 0; kind < 3; kind++) {
+        size_t n = kind == 0 ? 700 : 3000;
+        std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
+        for (size_t i = 0; i < n; i++) {
+            memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
+            if (kind == 0)
+                rand_below<4>(&sc[4 * i], fr_.p);
+            else if (kind == 1)
+                sc[4 * i] = 1;
+            else {
+                uint64_t r = rnd() % 4;
+                if (r == 1)
+                    sc[4 * i] = 1;
+                else if (r == 2) {
+                    memcpy(&sc[4 * i], fr_.p, 32);
+                    sc[4 * i] -= 1;
+                } else if (r == 3)
+                    rand_below<4>(&sc[4 * i], fr_.p);
+            }
+        }
+        uint64_t jac[3 * W];
+        printf("%-16s MSM %s", name, kind == 0 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
+        emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits);
+        std::vector<uint64_t> agg(5 * K, 0);
+        for (size_t i = 0; i < n; i++)
+            ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);
+        rpoint<L, E> acc, q, t;
+        C.set_inf(acc);
+        for (size_t k = 0; k < K; k++) {
+            C.from_affine(q, &pts[k * 2 * W], &pts[k * 2 * W + W]);
+            C.mul(t, q, &agg[5 * k], 5);
+            C.add(acc, acc, t);
+        }
+        rpoint<L, E> g;
+        memcpy(g.x, jac, W * 8), memcpy(g.y, jac + W, W * 8), memcpy(g.z, jac + 2 * W, W * 8);
+        uint64_t ax[W], ay[W], bx[W], by[W];
+        C.to_affine(ax, ay, acc);
+        C.to_affine(bx, by, g);
+        bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
+        printf("%s\n", ok ? "ok" : "FAIL");
+        fails += !ok;
+    }
+}
+
 int main()
 {
     field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
@@ -206,6 +443,11 @@ int main()
     ec_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, 4);
     ec_test<fp_t<bls_fq>, 6, 1>("BLS12-381 G1", BLS12_381_FQ_P, 4);
     ec_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 G2", BLS12_381_FQ_P, 4);
+    ntt_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P, BN254_FR_ROOTS);
+    ntt_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P, BLS12_381_FR_ROOTS);
+    msm_test<fp_t<bn_fq>, 4, 1>("BN254 G1", BN254_FQ_P, BN254_FR_P, 254, 3);
+    msm_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, BN254_FR_P, 254, 4);
+    msm_test<fp_t<bls_fq>, 6, 1>("BLS12-381 G1", BLS12_381_FQ_P, BLS12_381_FR_P, 255, 4);
     printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
     return fails != 0;
 }

@@ -188,6 +188,18 @@ static void ref_add_mod(uint64_t *o, const uint64_t *a, const uint64_t *b, const
     memcpy(o, t, sizeof t);
 }
 
+/* o += a, plain integers: o of 5 limbs, a of 4 (no reduction: the MSM references sum
+ * scalars per base exactly, since test points need not have order r) */
+static void ref_add_wide(uint64_t *o, const uint64_t *a)
+{
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 5; i++) {
+        c += (unsigned __int128)o[i] + (i < 4 ? a[i] : 0);
+        o[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+
 /* Fp (E = 1) or Fp2 (E = 2) elements as E*L limbs, ops through an rfield */
 template <int L, int E>
 struct rext {
@@ -378,12 +390,12 @@ struct rcurve {
         F.mul(out.z, t, h);
         o = out;
     }
-    /* k * p, k standard form (4 limbs) */
-    void mul(pt &o, const pt &p, const uint64_t *k) const
+    /* k * p, k a plain integer of nl 64-bit limbs (default 4) */
+    void mul(pt &o, const pt &p, const uint64_t *k, int nl = 4) const
     {
         pt r;
         set_inf(r);
-        for (int i = 255; i >= 0; i--) {
+        for (int i = 64 * nl - 1; i >= 0; i--) {
             dbl(r, r);
             if (k[i / 64] >> (i % 64) & 1)
                 add(r, r, p);

@@ -20,8 +20,10 @@
  *     each) and writes Jacobian coordinates.
  */
 #pragma once
+#ifndef FF_HOST_EMU
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#endif
 #include <type_traits>
 
 #include "gpu/ec.cuh"
@@ -91,6 +93,7 @@ struct msm_scratch {
 
 static inline size_t msm_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
+#ifndef FF_HOST_EMU
 template <class F>
 static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<F> *o)
 {
@@ -127,6 +130,8 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
         *o = t;
     return off;
 }
+
+#endif
 
 /* bits [off, off+c) of a 256-bit little-endian scalar (c <= 16) */
 static __device__ __forceinline__ uint32_t msm_bits(const uint32_t *s, unsigned off, unsigned c)
@@ -294,6 +299,7 @@ __global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned
     r.store_jacobian(out);
 }
 
+#ifndef FF_HOST_EMU
 static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 /* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
@@ -358,3 +364,4 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin);
     return cudaGetLastError();
 }
+#endif

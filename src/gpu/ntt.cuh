@@ -145,6 +145,7 @@ struct ntt_plan {
 
 static inline unsigned ntt_blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
+#ifndef FF_HOST_EMU
 /* natural order in and out; inverse=1 uses the inverse twiddles and does NOT scale by
  * 1/n (callers fold the scale into a following multiply) */
 template <class fr>
@@ -174,3 +175,4 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
     }
     return cudaGetLastError();
 }
+#endif
