@@ -333,6 +333,62 @@ static void test_refusals_cancel_idem(void)
     engine_destroy(e);
 }
 
+/* bytes one partition of zkey/wtns needs, read from the refusal on a 1 KiB budget */
+static unsigned long long need_of(const char *sub, const char *zkey, const char *wtns)
+{
+    engine *e = start(sub, 1024, 1);
+    if (!e)
+        return 0;
+    char id[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    unsigned long long need = 0;
+    if (submit(e, zkey, wtns, 1, KIND_CUSTOM, -1, NULL, id, err) == CUZK_EBUDGET && strstr(err, "needs "))
+        need = strtoull(strstr(err, "needs ") + 6, NULL, 10);
+    engine_destroy(e);
+    return need;
+}
+
+static int key_loaded(engine *e, const char *suffix)
+{
+    json_t *st = engine_status_json(e);
+    json_t *keys = json_object_get(st, "keys");
+    int found = 0;
+    for (size_t i = 0; i < json_array_size(keys); i++) {
+        const char *p = json_string_value(json_object_get(json_array_get(keys, i), "path"));
+        if (p && strlen(p) >= strlen(suffix) && !strcmp(p + strlen(p) - strlen(suffix), suffix))
+            found = 1;
+    }
+    json_decref(st);
+    return found;
+}
+
+static void test_keys(void)
+{
+    unsigned long long a = need_of("need-a", MERKLE_Z, MERKLE_W), b = need_of("need-b", MULT_Z, MULT_W);
+    CHECK(a > 0 && b > 0, "sizes %llu %llu", a, b);
+    if (!a || !b)
+        return;
+    /* room for the merkle key and partition exactly: nothing else fits beside them */
+    engine *e = start("keys", a > b ? a : b, 1);
+    if (!e)
+        return;
+    char id[ENGINE_ID_LEN], err[CUZK_ERRLEN];
+    engine_job_info info;
+    CHECK(!engine_key_preload(e, MERKLE_Z, err), "preload: %s", err);
+    CHECK(key_loaded(e, "merkle/circuit.zkey"), "preloaded key listed");
+    CHECK(!engine_key_evict(e, MERKLE_Z, err), "evict: %s", err);
+    CHECK(!key_loaded(e, "merkle/circuit.zkey"), "evicted key gone");
+    CHECK(engine_key_evict(e, MERKLE_Z, err) == CUZK_ENOTFOUND, "second evict: ENOTFOUND");
+    CHECK(!submit(e, MULT_Z, MULT_W, 1, KIND_CUSTOM, -1, NULL, id, err), "%s", err);
+    CHECK(!engine_wait(e, id, 60000, &info, err) && info.state == JOB_DONE, "multiplier job: %s", info.error);
+    CHECK(key_loaded(e, "multiplier/circuit.zkey"), "key stays loaded after its job");
+    /* the merkle key does not fit next to it: the idle key is evicted */
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err), "%s", err);
+    CHECK(!engine_wait(e, id, 60000, &info, err) && info.state == JOB_DONE, "merkle job: %s", info.error);
+    CHECK(!key_loaded(e, "multiplier/circuit.zkey") && key_loaded(e, "merkle/circuit.zkey"),
+          "memory pressure should have evicted the idle multiplier key");
+    engine_destroy(e);
+}
+
 static void test_restart(void)
 {
     engine *e = start("restart", 0, 1);
@@ -376,7 +432,7 @@ int main(void)
         const char *name;
         void (*fn)(void);
     } tests[] = {{"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
-                 {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}};
+                 {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys}};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         time_t t0 = time(NULL);
         int before = failures;
