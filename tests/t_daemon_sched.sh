@@ -107,7 +107,8 @@ small=$((part / 2))
 start_daemon tiny --budget "$small" || finish
 api POST /v1/jobs -d "{\"zkey\":\"$fx/circuit.zkey\",\"witnesses\":[\"$fx/witness.wtns\"]}"
 msg=$(jget j.error)
-check "partition larger than the budget is 422 ($CODE): $msg" [ "$CODE" = 422 ] && grep -q "$small" <<< "$msg"
+g=0; grep -q "$small" <<< "$msg" && g=1
+check "partition larger than the budget is 422 ($CODE): $msg" [ "$CODE" = 422 -a $g = 1 ]
 api GET /status
 check "daemon still serving after the refusal" [ "$CODE" = 200 ]
 stop_daemon
