@@ -498,6 +498,8 @@ static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_j
         cuzk_err_prefix(err, "proof did not verify");
         return rc;
     }
+    if (job_stopping(p->job))
+        return cuzk_errf(err, CUZK_ECANCELED, "job stopped");
     *proof_json = proof_to_json(&proof);
     *public_json = public_to_json(&p->pub);
     if (!*proof_json || !*public_json)
@@ -547,10 +549,17 @@ static void *final_main(void *arg)
         pipeline_release(e, p);
         pthread_mutex_lock(&e->mu);
         stage_end(e, p, STAGE_FINALIZE, -1, -1);
-        p->state = PART_DONE;
-        e->parts_total[PART_DONE]++;
-        j->n_done++;
-        int last = j->n_done == j->n_parts && !job_stopping(j);
+        int last = 0;
+        if (job_stopping(j)) {
+            /* canceled (or failed) while this one was being finalized: it does not count */
+            p->state = PART_CANCELED;
+            e->parts_total[PART_CANCELED]++;
+        } else {
+            p->state = PART_DONE;
+            e->parts_total[PART_DONE]++;
+            j->n_done++;
+            last = j->n_done == j->n_parts;
+        }
         pthread_mutex_unlock(&e->mu);
         pthread_cond_signal(&e->cv_sched);
         if (last)
