@@ -9,7 +9,9 @@
 # prerequisite is truly absent (no GPU, ...), anything else on failure. Each suite runs from the
 # repository root with CUZK (absolute path) and CUZK_TEST_TMP (a fresh scratch folder, removed
 # afterwards unless the suite failed) in its environment; its output goes to
-# tests/work/logs/<suite>.log and is printed in full when it fails.
+# tests/work/logs/<suite>.log and is printed in full when it fails. A suite that runs longer than
+# CUZK_SUITE_TIMEOUT seconds (default 1200) is stopped with everything it started (its process
+# group) and counts as failed, so a hung suite cannot hang CI.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -45,6 +47,7 @@ if [ ${#suites[@]} -eq 0 ]; then
     exit 2
 fi
 
+suite_timeout=${CUZK_SUITE_TIMEOUT:-1200}
 logs=$repo/tests/work/logs
 mkdir -p "$logs"
 npass=0 nfail=0 nskip=0
@@ -55,8 +58,12 @@ for s in "${suites[@]}"; do
     log=$logs/$name.log
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/cuzk-$name.XXXXXX")
     start=$(date +%s)
-    CUZK_TEST_TMP=$tmp bash "$s" > "$log" 2>&1
+    CUZK_TEST_TMP=$tmp timeout --kill-after=15 "$suite_timeout" bash "$s" > "$log" 2>&1 < /dev/null
     rc=$?
+    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+        echo "run.sh: $name stopped after ${suite_timeout}s (CUZK_SUITE_TIMEOUT)" >> "$log"
+        rc=124
+    fi
     secs=$(( $(date +%s) - start ))
     if [ $rc -eq 0 ]; then
         line=$(printf 'PASS  %-24s %4ds' "$name" "$secs")
@@ -68,7 +75,9 @@ for s in "${suites[@]}"; do
         nskip=$((nskip + 1))
         rm -rf "$tmp"
     else
-        line=$(printf 'FAIL  %-24s %4ds  exit %d, log %s, scratch %s' "$name" "$secs" "$rc" "$log" "$tmp")
+        why="exit $rc"
+        [ $rc -eq 124 ] && why="timed out after ${suite_timeout}s"
+        line=$(printf 'FAIL  %-24s %4ds  %s, log %s, scratch %s' "$name" "$secs" "$why" "$log" "$tmp")
         nfail=$((nfail + 1))
         failed+=("$name")
         echo "---- $name output (exit $rc) ----"
