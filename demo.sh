@@ -54,6 +54,7 @@ echo "   jobs: ${ids[*]}"
 fail=0
 for id in "${ids[@]}"; do
     out=$work/proofs/$id
+    mkdir -p "$out"
     "$cuzk" await --server "$server" --timeout 3600 "$id" --out "$out"
     vk=$work/porep/vk.json
     [ "$id" = "${ids[3]}" ] && vk=$work/post/vk.json
