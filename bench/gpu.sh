@@ -16,6 +16,11 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep
 fi
 CUZK=${CUZK:-$repo/bin/cuzk}
 case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
+if [ -z "${GPU_TEST:-}" ]; then
+    for t in "$(dirname "$CUZK")/../test/gpu/gpu_backend_test" "$repo/build/test/gpu/gpu_backend_test"; do
+        if [ -x "$t" ]; then GPU_TEST=$t; break; fi
+    done
+fi
 out=${BENCH_OUT:-bench/results/gpu-$(date -u +%Y-%m-%d).md}
 work=${BENCH_WORK:-$repo/bench/work/gpu}
 mkdir -p "$work" "$(dirname "$out")"
@@ -47,7 +52,7 @@ echo >>"$out"
 echo "| curve | constraints | domain | backend | median prove s |" >>"$out"
 echo "|---|---|---|---|---|" >>"$out"
 for curve in bn128 bls12381; do
-    for size in ${BENCH_PROOF_SIZES:-65536 1000000}; do
+    for size in ${BENCH_PROOF_SIZES:-1000000}; do
         d=$work/$curve-$size
         [ -f "$d/circuit.zkey" ] || "$CUZK" dev-circuit --curve $curve --constraints $size --out "$d" -q >/dev/null 2>&1 \
             || { echo "| $curve | $size | - | - | dev-circuit failed |" >>"$out"; continue; }
@@ -61,10 +66,17 @@ for curve in bn128 bls12381; do
             dom=$(grep -o 'domain 2^[0-9]*' <("$CUZK" prove -v --backend $be "$d/circuit.zkey" "$d/witness.wtns" "$d/proof.json" "$d/public.json" 2>&1) | head -1)
             med=$(printf '%s\n' "${ts[@]:-}" | sort -n | sed -n 2p)
             echo "| $curve | $size | ${dom#domain } | $be | ${med:-failed} |" >>"$out"
-            [ $be = cpu ] && [ "$size" -gt 100000 ] && break
         done
+        if [ -x "${GPU_TEST:-}" ]; then
+            GPU_TEST_REPS=5 "$GPU_TEST" "$d/circuit.zkey" 2>&1 | grep -E 'ms cpu/gpu|FAIL' \
+                | sed "s|^ *|    $curve $size steps (cpu 1 run, gpu median of 5): |" >>"$work/steps.txt"
+        fi
     done
 done
+echo >>"$out"
+echo "Backend steps, ms:" >>"$out"
+cat "$work/steps.txt" >>"$out" 2>/dev/null
+rm -f "$work/steps.txt"
 echo >>"$out"
 echo "Checks run alongside:" >>"$out"
 cat "$work/checks.txt" >>"$out" 2>/dev/null

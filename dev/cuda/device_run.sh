@@ -55,5 +55,5 @@ case " $what " in *" suite "*)
     grep -h -A8 'witness seed' /tmp/gpu-suite/*.steps 2>/dev/null | grep -B3 FAIL | head -40 ;;
 esac
 case " $what " in *" bench "*)
-    BENCH_OUT=$OUT/bench.md timeout 400 bench/gpu.sh >/dev/null 2>&1; echo "bench rc=$?"; cat "$OUT/bench.md" ;;
+    GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test BENCH_OUT=$OUT/bench.md timeout 400 bench/gpu.sh >/dev/null 2>&1; echo "bench rc=$?"; cat "$OUT/bench.md" ;;
 esac

@@ -20,6 +20,35 @@
 #include "groth16/prover.h"
 
 static uint64_t rs_state;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* runs step on be (reps times, GPU_TEST_REPS, default 1), returns the median ms or -1 */
+typedef cuzk_err (*step_fn)(cuzk_backend *, void *, groth16_ws *, char *);
+static double timed(step_fn f, cuzk_backend *be, void *ks, groth16_ws *ws, char *err, int reps)
+{
+    double t[16];
+    if (reps > 16)
+        reps = 16;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now_ms();
+        if (f(be, ks, ws, err))
+            return -1;
+        t[i] = now_ms() - t0;
+    }
+    for (int i = 1; i < reps; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
+            double x = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = x;
+        }
+    return t[reps / 2];
+}
 static uint64_t rnd(void)
 {
     uint64_t z = (rs_state += 0x9e3779b97f4a7c15ull);
@@ -219,7 +248,12 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     }
     printf("%s: %s, domain 2^%u, %u vars, %u coefficients, witness seed %llu\n", path, ci->label, z.log_domain,
            z.n_vars, z.n_coefs, (unsigned long long)seed);
-    if (cpu->eval_abc(cpu, ks_c, &wc, err) || gpu->eval_abc(gpu, ks_g, &wg, err)) {
+    int reps = getenv("GPU_TEST_REPS") ? atoi(getenv("GPU_TEST_REPS")) : 1;
+    if (reps < 1)
+        reps = 1;
+    double tc[3], tg[3];
+    if ((tc[0] = timed(cpu->eval_abc, cpu, ks_c, &wc, err, 1)) < 0 ||
+        (tg[0] = timed(gpu->eval_abc, gpu, ks_g, &wg, err, reps)) < 0) {
         fprintf(stderr, "FAIL: eval_abc: %s\n", err);
         fails = 1;
         goto done;
@@ -227,7 +261,21 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     int ok = !memcmp(mem_c, mem_g, abc);
     printf("  eval_abc a|b|c (%zu x 3 Fr): %s\n", n, ok ? "ok" : "FAIL");
     fails += !ok;
-    if (cpu->compute_h(cpu, ks_c, &wc, err) || gpu->compute_h(gpu, ks_g, &wg, err)) {
+    /* compute_h overwrites a: time the GPU on copies, then run it once on the real buffers */
+    if (reps > 1) {
+        uint8_t *tmp = aligned_alloc(64, (abc + 63) / 64 * 64);
+        groth16_ws wt;
+        if (tmp) {
+            groth16_ws_init(&wt, &z, tmp, wtns);
+            for (int i = 0; i < reps; i++) {
+                memcpy(tmp, mem_g, abc);
+                gpu->compute_h(gpu, ks_g, &wt, err);
+            }
+            free(tmp);
+        }
+    }
+    if ((tc[1] = timed(cpu->compute_h, cpu, ks_c, &wc, err, 1)) < 0 ||
+        (tg[1] = timed(gpu->compute_h, gpu, ks_g, &wg, err, 1)) < 0) {
         fprintf(stderr, "FAIL: compute_h: %s\n", err);
         fails = 1;
         goto done;
@@ -236,7 +284,8 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     printf("  compute_h h (%zu Fr): %s\n", n, ok ? "ok" : "FAIL");
     fails += !ok;
     memset(wg.msm, 0xa5, sizeof wg.msm);
-    if (cpu->msm_all(cpu, ks_c, &wc, err) || gpu->msm_all(gpu, ks_g, &wg, err)) {
+    if ((tc[2] = timed(cpu->msm_all, cpu, ks_c, &wc, err, 1)) < 0 ||
+        (tg[2] = timed(gpu->msm_all, gpu, ks_g, &wg, err, reps)) < 0) {
         fprintf(stderr, "FAIL: msm_all: %s\n", err);
         fails = 1;
         goto done;
@@ -249,6 +298,8 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
         printf("  msm %-2s (%u points): %s\n", names[s], z.n_bases[s], ok ? "ok" : "FAIL");
         fails += !ok;
     }
+    printf("  ms cpu/gpu: eval_abc %.2f/%.2f compute_h %.2f/%.2f msm_all %.2f/%.2f\n", tc[0], tg[0], tc[1], tg[1],
+           tc[2], tg[2]);
 done:
     if (ks_c)
         cpu->key_detach(cpu, ks_c);
