@@ -48,7 +48,7 @@ case " $what " in *" labs "*)
 esac
 case " $what " in *" suite "*)
     t0=$(date +%s)
-    GPU_SIZES="${GPU_SIZES:-300 5000 40000}" GPU_LABS=0 GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test CUZK_TEST_TMP=/tmp/gpu-suite \
+    GPU_SIZES="${GPU_SIZES:-500 20000}" GPU_LABS=0 GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test CUZK_TEST_TMP=/tmp/gpu-suite \
         timeout 200 tests/gpu.sh >"$OUT/suite.txt" 2>&1
     echo "suite rc=$? $(( $(date +%s) - t0 )) s"
     grep -E 'FAIL|gpu.sh' "$OUT/suite.txt" | head -40
