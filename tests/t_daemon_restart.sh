@@ -4,6 +4,8 @@
 #     acknowledgement, restarted on the same data dir, killed again mid-run, restarted again;
 #     every acknowledged job then completes exactly once (state done, n_done = n_partitions,
 #     listed once, no extra jobs), and every proof passes `snarkjs groth16 verify`;
+#   - a `cuzk await` started before the crash rides through both restarts (it reconnects to
+#     the same address) and writes proofs that verify;
 #   - an idempotency key used before the crash returns the same job after it;
 #   - a job that finished before a crash keeps its proofs across the restart;
 #   - retention: with --proof-ttl 1 an unfetched job is purged (404) after its TTL.
@@ -30,9 +32,13 @@ for j in $(seq 1 8); do
     if [ -z "$id" ]; then fail "submit $j was not acknowledged"; continue; fi
     ids+=("$id"); fxs+=("$fx")
 done
+"$CUZK" await --server "$D_ADDR" --timeout 600 "${ids[0]}" --out "$tmp/early" > "$tmp/early.log" 2>&1 &
+early=$!
+sleep 0.2
 kill_daemon
 check "daemon killed with -9 after ${#ids[@]} acknowledged jobs" [ ${#ids[@]} = 8 ]
 
+D_LISTEN=$D_ADDR   # restart on the same address so that the running await finds it again
 start_daemon dur || finish
 sleep 0.7
 kill_daemon
@@ -53,6 +59,15 @@ for k in "${!ids[@]}"; do
     check "job $id completed after kill -9 (4/4 partitions${SNARKJS:+, verified})" [ $ok = 1 ]
 done
 
+wait $early
+rc=$?
+ok=$([ $rc = 0 ] && echo 1 || echo 0)
+for p in 0 1 2 3; do
+    sj_verify "${fxs[0]}/vk.json" "$tmp/early/public-$p.json" "$tmp/early/proof-$p.json" || ok=0
+done
+check "await started before the crash reconnected and got verified proofs (exit $rc)" [ $ok = 1 ]
+grep -q "retrying" "$tmp/early.log" || echo "note: the await did not need to reconnect"
+
 api GET "/v1/jobs?limit=1000"
 listed=$(jget 'j.jobs.length')
 check "exactly the 9 acknowledged jobs exist ($listed listed)" [ "$listed" = 9 ]
@@ -67,6 +82,7 @@ check "proofs of a job finished before the crash are still there" sj_verify "$BN
 stop_daemon
 
 # retention: proofs of an unfetched job go after the TTL
+D_LISTEN=
 start_daemon ttl --proof-ttl 1 || finish
 id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns")
 "$CUZK" await --server "$D_ADDR" --timeout 120 "$id" > /dev/null 2>&1

@@ -58,6 +58,8 @@ static int client_common_arg(client_opts *o, int argc, char **argv, int *i)
     return 1;
 }
 
+#define AWAIT_RECONNECT_MS 60000 /* how long await waits for a daemon that went away */
+
 static int64_t now_ms(void)
 {
     struct timespec ts;
@@ -89,16 +91,24 @@ static void print_http_error(const char *cmd, const httpc_reply *r)
 
 /* One request; returns the parsed JSON body of a 2xx reply, or NULL after printing why
  * (and setting *rc to the exit code). */
-static json_t *request_json(const client_opts *o, const char *cmd, const char *method,
-                            const char *path, const char *body, int timeout_s, int *rc)
+static json_t *request_json_ex(const client_opts *o, const char *cmd, const char *method,
+                               const char *path, const char *body, int timeout_s, int *rc,
+                               cuzk_err *transport, int *connected, char *terr)
 {
     httpc_reply r;
     char err[CUZK_ERRLEN] = "";
     cuzk_err e = httpc_request(&r, o->server, o->token, method, path,
                                body ? "application/json" : NULL, body, body ? strlen(body) : 0,
                                timeout_s, err);
+    if (transport)
+        *transport = e;
+    if (connected && r.connected)
+        *connected = 1;
     if (e) {
-        fprintf(stderr, "cuzk %s: %s\n", cmd, err);
+        if (!transport || e != CUZK_EIO)
+            fprintf(stderr, "cuzk %s: %s\n", cmd, err);
+        else if (terr)
+            memcpy(terr, err, CUZK_ERRLEN);
         *rc = e == CUZK_ETIMEOUT ? EXIT_TIMEOUT : e == CUZK_EINVAL ? EXIT_USAGE : EXIT_SERVER;
         return NULL;
     }
@@ -116,6 +126,12 @@ static json_t *request_json(const client_opts *o, const char *cmd, const char *m
     }
     httpc_reply_free(&r);
     return j;
+}
+
+static json_t *request_json(const client_opts *o, const char *cmd, const char *method,
+                            const char *path, const char *body, int timeout_s, int *rc)
+{
+    return request_json_ex(o, cmd, method, path, body, timeout_s, rc, NULL, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- submit */
@@ -365,6 +381,8 @@ int cmd_await(int argc, char **argv)
     int64_t deadline = timeout > 0 ? now_ms() + (int64_t)(timeout * 1000) : 0;
     int rc = EXIT_OK_;
     json_t *info = NULL;
+    int contacted = 0;       /* a connection to the daemon was made at least once */
+    int64_t lost_since = 0;  /* monotonic ms when it stopped answering, 0 while it answers */
     for (;;) {
         double slice = 60;
         if (deadline) {
@@ -374,9 +392,35 @@ int cmd_await(int argc, char **argv)
         }
         char path[160];
         snprintf(path, sizeof path, "/v1/jobs/%s/await?timeout=%.3f", id, slice);
-        info = request_json(&o, "await", "GET", path, NULL, (int)slice + 60, &rc);
+        cuzk_err te = CUZK_OK;
+        char terr[CUZK_ERRLEN] = "";
+        info = request_json_ex(&o, "await", "GET", path, NULL, (int)slice + 60, &rc, &te,
+                               &contacted, terr);
+        if (!info && te == CUZK_EIO && !contacted) {
+            fprintf(stderr, "cuzk await: %s\n", terr);
+            return EXIT_SERVER;
+        }
+        if (!info && te == CUZK_EIO) {
+            /* the daemon went away after accepting the job: it may be restarting (its
+               journal keeps the job), so keep trying for a while */
+            if (!lost_since) {
+                lost_since = now_ms();
+                fprintf(stderr, "cuzk await: lost the daemon at %s (%s), retrying\n", o.server,
+                        terr);
+            }
+            if (now_ms() - lost_since > AWAIT_RECONNECT_MS || (deadline && now_ms() >= deadline)) {
+                fprintf(stderr, "cuzk await: daemon at %s unreachable for %lld s\n", o.server,
+                        (long long)((now_ms() - lost_since) / 1000));
+                return deadline && now_ms() >= deadline ? EXIT_TIMEOUT : EXIT_SERVER;
+            }
+            struct timespec ts = {0, 250 * 1000000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
         if (!info)
             return rc;
+        contacted = 1;
+        lost_since = 0;
         if (json_is_true(json_object_get(info, "terminal")))
             break;
         if (deadline && now_ms() >= deadline) {

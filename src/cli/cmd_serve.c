@@ -144,6 +144,10 @@ int cmd_serve(int argc, char **argv)
     LOG(LOG_INFO, "cuzk serve: %s, shutting down", sig == SIGINT ? "SIGINT" : "SIGTERM");
     unlink(addr_path);
 out:
+    /* the engine first: that wakes long-polls blocked in engine_wait, so the listener's
+       connection threads can finish and http_server_stop does not wait for them */
+    if (eng)
+        engine_stop(eng);
     http_server_stop(srv);
     engine_destroy(eng);
     return rc;

@@ -136,6 +136,7 @@ cuzk_err httpc_request(httpc_reply *out, const char *server, const char *token,
     int fd = connect_addr(server, err);
     if (fd < 0)
         return strstr(err ? err : "", "address") ? CUZK_EINVAL : CUZK_EIO;
+    out->connected = 1;
     if (timeout_s > 0) {
         struct timeval tv = {.tv_sec = timeout_s, .tv_usec = 0};
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);

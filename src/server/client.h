@@ -16,6 +16,7 @@ typedef struct httpc_reply {
     int status;      /* HTTP status code */
     char *body;      /* malloc'd, NUL-terminated */
     size_t len;      /* bytes in body */
+    int connected;   /* 1 once the connection was made (also set when the request then fails) */
 } httpc_reply;
 
 /* Sends one request and reads the reply. token may be NULL. timeout_s bounds each

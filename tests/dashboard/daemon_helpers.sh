@@ -43,15 +43,16 @@ finish() {
     exit 0
 }
 
-# start_daemon NAME [serve options...]: CPU backend, 1 thread per pool, port 0, data dir
-# $tmp/NAME (kept if it exists: restart). Sets D_PID, D_ADDR, D_DATA, D_LOG.
+# start_daemon NAME [serve options...]: CPU backend, 1 thread per pool, data dir $tmp/NAME
+# (kept if it exists: restart), listening on $D_LISTEN (default 127.0.0.1:0, a free port).
+# Sets D_PID, D_ADDR, D_DATA, D_LOG.
 start_daemon() {
     local name=$1; shift
     D_DATA=$tmp/$name
     D_LOG=$tmp/$name.log
     mkdir -p "$D_DATA"
     rm -f "$D_DATA/serve.addr"
-    "$CUZK" serve --listen 127.0.0.1:0 --data "$D_DATA" --backend cpu --threads 1 "$@" >> "$D_LOG" 2>&1 &
+    "$CUZK" serve --listen "${D_LISTEN:-127.0.0.1:0}" --data "$D_DATA" --backend cpu --threads 1 "$@" >> "$D_LOG" 2>&1 &
     D_PID=$!
     local i
     for i in $(seq 1 600); do
