@@ -426,13 +426,35 @@ void http_resp_text(http_resp *resp, int status, const char *type, const char *t
     http_resp_take(resp, b ? status : 500, type, b, b ? n : 0);
 }
 
-/* writes s as a JSON string literal body (quotes, escapes) into out */
+/* length of the valid UTF-8 sequence at s (1..4), or 0 when it is not valid UTF-8 */
+static int utf8_len(const unsigned char *s)
+{
+    int n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 ? 2 : 0;
+    if (s[0] >= 0xf5)
+        n = 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* writes s as a JSON string literal body (quotes, escapes) into out; bytes that are not
+ * UTF-8 (e.g. from a file name or a corrupt file quoted in a message) become U+FFFD */
 static void json_escape(char *out, size_t cap, const char *s)
 {
     size_t o = 0;
     for (; *s && o + 8 < cap; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') {
+        if (ch >= 0x80) {
+            int n = utf8_len((const unsigned char *)s);
+            if (n == 0) {
+                o += (size_t)snprintf(out + o, cap - o, "\\ufffd");
+            } else {
+                memcpy(out + o, s, (size_t)n);
+                o += (size_t)n;
+                s += n - 1;
+            }
+        } else if (ch == '"' || ch == '\\') {
             out[o++] = '\\';
             out[o++] = (char)ch;
         } else if (ch == '\n') {

@@ -37,6 +37,10 @@ static void echo_handler(void *ctx, const http_req *req, http_resp *resp)
         http_resp_error(resp, 418, "teapot \"quoted\" %d", 7);
         return;
     }
+    if (!strcmp(req->path, "/utf8")) {
+        http_resp_error(resp, 400, "caf\xc3\xa9 \xff\xfe tab\t");
+        return;
+    }
     const char *q = http_req_query(req, "q");
     size_t cap = req->body_len + 256;
     char *b = malloc(cap);
@@ -122,6 +126,13 @@ static void test_tcp(void)
           err);
     CHECK(r.status == 418 && !strcmp(r.body, "{\"error\": \"teapot \\\"quoted\\\" 7\"}\n"),
           "error body: %s", r.body);
+    httpc_reply_free(&r);
+
+    /* valid UTF-8 kept, invalid bytes replaced, control characters escaped */
+    CHECK(httpc_request(&r, addr, NULL, "GET", "/utf8", NULL, NULL, 0, 5, err) == CUZK_OK, "%s",
+          err);
+    CHECK(!strcmp(r.body, "{\"error\": \"caf\xc3\xa9 \\ufffd\\ufffd tab\\u0009\"}\n"),
+          "utf8 body: %s", r.body);
     httpc_reply_free(&r);
 
     /* body over the limit: 413 naming both numbers, handler not called */
