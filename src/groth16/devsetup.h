@@ -17,9 +17,11 @@
  * Cost: the Lagrange values are n + n inversions batched into two (Montgomery's trick);
  * the points are fixed-base scalar multiplications (dev_fb_*): per base a table of
  * d * 2^(w i) * G for signed digits d in 1..2^(w-1), so one product costs about 255/w
- * mixed additions and no doublings; results are converted to affine in chunks with one
- * inversion each; chunks run over the thread pool. A GPU fixed-base kernel can replace
- * dev_fb_g1_run / dev_fb_g2_run (same inputs: Montgomery scalars; outputs: affine).
+ * additions and no doublings. The products of a chunk of scalars advance together, window
+ * by window, in affine coordinates with one shared inversion per window (about 6M per
+ * addition, no conversion at the end); chunks run over the thread pool. Work: 3 G1
+ * products per wire (A, B1, C; zero scalars are free), 1 G2 product per wire (B2) and
+ * 2 G1 products per constraint (H). A GPU fixed-base kernel can replace dev_fb_g1_run / dev_fb_g2_run (same inputs: Montgomery scalars; outputs: affine).
  * All of this is variable-time, which is fine: the secrets are public by design.
  */
 #ifndef CUZK_GROTH16_DEVSETUP_H
