@@ -21,7 +21,8 @@
  * by window, in affine coordinates with one shared inversion per window (about 6M per
  * addition, no conversion at the end); chunks run over the thread pool. Work: 3 G1
  * products per wire (A, B1, C; zero scalars are free), 1 G2 product per wire (B2) and
- * 2 G1 products per constraint (H). A GPU fixed-base kernel can replace dev_fb_g1_run / dev_fb_g2_run (same inputs: Montgomery scalars; outputs: affine).
+ * 2 G1 products per constraint (H). A GPU fixed-base kernel can replace dev_fb_g1_run
+ * and dev_fb_g2_run (same inputs: Montgomery scalars; outputs: affine, zkey layout).
  * All of this is variable-time, which is fine: the secrets are public by design.
  */
 #ifndef CUZK_GROTH16_DEVSETUP_H
