@@ -14,6 +14,8 @@
 #
 # Usage:  CUZK=bin/cuzk bench/pipeline.sh            (defaults sized for one H200)
 #         QUICK=1 bench/pipeline.sh                  (tiny circuits, CPU backend: a smoke run)
+#         bench/pipeline.sh --report DIR             (the report again, from a run's saved files;
+#                                                     a run without node saves them and stops)
 # Knobs (environment): BACKEND (auto), GPU_WORKERS (2), SYNTH_WORKERS (8), QUEUE_DEPTH (8),
 #   BUDGET (auto), POREP_K / SNAP_K / WPOST_K / WINNING_K (log2 constraints: 20/19/21/14),
 #   N_POREP (4), N_SNAP (2), N_WPOST (2), N_WINNING (6), WINNING_EVERY (5 s),
@@ -24,8 +26,62 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 CUZK=${CUZK:-$repo/bin/cuzk}
 case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
+
+# ---------------------------------------------------------------- report (from saved files)
+report() { # DIR: status.json, jobs.json, run.env written by a run
+    . "$1/run.env"
+    node - "$1/status.json" "$1/jobs.json" "$t0" "$t1" "$failed" <<'EOF'
+const fs = require("fs");
+const [st, jl] = [2, 3].map(i => JSON.parse(fs.readFileSync(process.argv[i])));
+const wall = Number(process.argv[5]) - Number(process.argv[4]);
+const failed = Number(process.argv[6]);
+const jobs = jl.jobs || [];
+const done = jobs.filter(j => j.state === "done");
+const proofs = done.reduce((a, j) => a + (j.n_partitions || 0), 0);
+const pct = (xs, p) => { if (!xs.length) return NaN; const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)]; };
+const f1 = x => Number.isFinite(x) ? (x / 1000).toFixed(2) : "-";
+const mib = b => (Number(b || 0) / 1048576).toFixed(0) + " MiB";
+console.log("\n== cuzk pipeline benchmark (" + (st.backend || "?") + ", " + (st.devices || 0) + " device(s))");
+console.log(`wall ${wall.toFixed(1)} s, ${done.length} jobs done, ${failed} failed, ${proofs} partition proofs`);
+console.log(`throughput: ${(proofs / wall * 3600).toFixed(0)} proofs/hour`);
+for (const g of st.gpu || [])
+  console.log(`device ${g.device}: busy ${(100 * (g.busy_ratio || 0)).toFixed(1)} % of the run`);
+console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max s |\n|---|---|---|---|---|---|");
+for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
+  const js = done.filter(j => j.kind === kind);
+  const lat = js.map(j => j.finished_ms - j.submitted_ms);
+  console.log(`| ${kind} | ${js.length} | ${js.reduce((a, j) => a + j.n_partitions, 0)} | ${f1(pct(lat, 50))} | ${f1(pct(lat, 99))} | ${f1(lat.length ? Math.max(...lat) : NaN)} |`);
+}
+const gaps = st.idle_gap_ms || {};
+const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
+console.log("\nidle-gap attribution (device idle time by what its workers waited for; no_work = nothing queued):");
+for (const [k, v] of Object.entries(gaps).sort((a, b) => b[1] - a[1]))
+  console.log(`  ${k.padEnd(12)} ${(v / 1000).toFixed(2).padStart(9)} s  ${gsum ? (100 * v / gsum).toFixed(1) : "0.0"} %`);
+const b = st.budget || {}, p = st.process || {};
+console.log(`\nbudget ${mib(b.total)}, engine peak ${mib(b.peak)}; process peak RSS ${mib(p.peak_rss_bytes)}`);
+const buf = st.buffers || {};
+console.log(`host buffers: pool ${mib(buf.pool_bytes)}, ${buf.allocs || 0} allocations, ${buf.reuses || 0} reuses`);
+EOF
+}
+if [ "${1:-}" = --report ]; then
+    report "${2:?usage: pipeline.sh --report DIR}"
+    exit 0
+fi
 [ -x "$CUZK" ] || { echo "pipeline.sh: no cuzk binary at $CUZK (make, or set CUZK)" >&2; exit 2; }
-command -v node > /dev/null || { echo "pipeline.sh: node is needed for the report" >&2; exit 2; }
+
+# http METHOD PATH [BODY]: curl when installed, else bash's /dev/tcp (HTTP/1.0, body only)
+http() {
+    if command -v curl > /dev/null; then
+        curl -s -X "$1" "http://$ADDR$2" ${3:+-d "$3"}
+        return
+    fi
+    local host=${ADDR%:*} port=${ADDR##*:}
+    exec 3<> "/dev/tcp/$host/$port"
+    printf '%s %s HTTP/1.0\r\nHost: cuzk\r\nContent-Length: %d\r\n\r\n%s' "$1" "$2" "${#3}" "${3:-}" >&3
+    sed '1,/^\r$/d' <&3
+    exec 3<&-
+}
 
 if [ "${QUICK:-0}" = 1 ]; then
     : "${POREP_K:=12}" "${SNAP_K:=11}" "${WPOST_K:=13}" "${WINNING_K:=10}"
@@ -68,7 +124,7 @@ for _ in $(seq 1 600); do [ -s "$DATA/serve.addr" ] && break; sleep 0.1; done
 ADDR=$(cat "$DATA/serve.addr")
 echo "daemon at $ADDR (backend $BACKEND), log $WORK/serve.log" >&2
 for c in "$C_POREP" "$C_SNAP" "$C_WPOST" "$C_WINNING"; do
-    curl -s -X POST "http://$ADDR/v1/keys/preload" -d "{\"zkey\":\"$c/circuit.zkey\"}" > /dev/null
+    http POST /v1/keys/preload "{\"zkey\":\"$c/circuit.zkey\"}" > /dev/null
 done
 
 submit() { # KIND DIR PARTITIONS
@@ -94,46 +150,19 @@ for id in "${ids[@]}"; do
 done
 t1=$(date +%s.%N)
 
-curl -s "http://$ADDR/status" > "$WORK/status.json"
-curl -s "http://$ADDR/v1/jobs?limit=100000" > "$WORK/jobs.json"
-curl -s "http://$ADDR/v1/trace" > "$WORK/trace.json"
-curl -s "http://$ADDR/metrics" > "$WORK/metrics.txt"
+http GET /status > "$WORK/status.json"
+http GET "/v1/jobs?limit=100000" > "$WORK/jobs.json"
+http GET /v1/trace > "$WORK/trace.json"
+http GET /metrics > "$WORK/metrics.txt"
+printf 't0=%s\nt1=%s\nfailed=%s\n' "$t0" "$t1" "$failed" > "$WORK/run.env"
 kill -TERM $PID; wait $PID || true
 trap - EXIT
 
 # ---------------------------------------------------------------- report
-node - "$WORK/status.json" "$WORK/jobs.json" "$t0" "$t1" "$failed" <<'EOF'
-const fs = require("fs");
-const [st, jl] = [2, 3].map(i => JSON.parse(fs.readFileSync(process.argv[i])));
-const wall = Number(process.argv[5]) - Number(process.argv[4]);
-const failed = Number(process.argv[6]);
-const jobs = jl.jobs || [];
-const done = jobs.filter(j => j.state === "done");
-const proofs = done.reduce((a, j) => a + (j.n_partitions || 0), 0);
-const pct = (xs, p) => { if (!xs.length) return NaN; const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(p / 100 * s.length) - 1)]; };
-const f1 = x => Number.isFinite(x) ? (x / 1000).toFixed(2) : "-";
-const mib = b => (Number(b || 0) / 1048576).toFixed(0) + " MiB";
-console.log("\n== cuzk pipeline benchmark (" + (st.backend || "?") + ", " + (st.devices || 0) + " device(s))");
-console.log(`wall ${wall.toFixed(1)} s, ${done.length} jobs done, ${failed} failed, ${proofs} partition proofs`);
-console.log(`throughput: ${(proofs / wall * 3600).toFixed(0)} proofs/hour`);
-for (const g of st.gpu || [])
-  console.log(`device ${g.device}: busy ${(100 * (g.busy_ratio || 0)).toFixed(1)} % of the run`);
-console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max s |\n|---|---|---|---|---|---|");
-for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
-  const js = done.filter(j => j.kind === kind);
-  const lat = js.map(j => j.finished_ms - j.submitted_ms);
-  console.log(`| ${kind} | ${js.length} | ${js.reduce((a, j) => a + j.n_partitions, 0)} | ${f1(pct(lat, 50))} | ${f1(pct(lat, 99))} | ${f1(lat.length ? Math.max(...lat) : NaN)} |`);
-}
-const gaps = st.idle_gap_ms || {};
-const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
-console.log("\nidle-gap attribution (device idle time by what its workers waited for; no_work = nothing queued):");
-for (const [k, v] of Object.entries(gaps).sort((a, b) => b[1] - a[1]))
-  console.log(`  ${k.padEnd(12)} ${(v / 1000).toFixed(2).padStart(9)} s  ${gsum ? (100 * v / gsum).toFixed(1) : "0.0"} %`);
-const b = st.budget || {}, p = st.process || {};
-console.log(`\nbudget ${mib(b.total)}, engine peak ${mib(b.peak)}; process peak RSS ${mib(p.peak_rss_bytes)}`);
-const buf = st.buffers || {};
-console.log(`host buffers: pool ${mib(buf.pool_bytes)}, ${buf.allocs || 0} allocations, ${buf.reuses || 0} reuses`);
-EOF
+if command -v node > /dev/null; then
+    report "$WORK"
+else
+    echo "node is not installed here: run 'bench/pipeline.sh --report $WORK' where it is" >&2
+fi
 echo "trace: $WORK/trace.json (Perfetto), status: $WORK/status.json"
 [ "$failed" = 0 ]
