@@ -341,12 +341,12 @@ fail:
 }
 
 template <class F>
-cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out)
+cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort)
 {
     msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, k->d_msm, &sc);
-    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm);
+    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm, reuse_sort);
     if (e != cudaSuccess)
         return e;
     e = cudaMemcpyAsync(out, sc.result, 3 * sizeof(F), cudaMemcpyDeviceToHost, k->st_msm);
@@ -368,12 +368,13 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     /* h goes up on the copy stream while the witness MSMs run */
     CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
     CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
-    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A]));
-    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1]));
-    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2]));
-    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C]));
+    /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three */
+    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0));
+    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1));
+    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1));
+    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0));
     CUDA_TRY(cudaStreamWaitEvent(k->st_msm, k->ev_h, 0));
-    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0));
     pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:

@@ -303,24 +303,29 @@ __global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned
 static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 /* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
- * points, zkey layout). Writes the Jacobian result to sc.result. */
+ * points, zkey layout). Writes the Jacobian result to sc.result. reuse_sort != 0 skips the
+ * digits and the sort and uses the sorted entries the previous call left in sc (same n and
+ * scalars: the A, B1 and B2 MSMs share the witness; the entry arrays sit at the same offsets
+ * in the G1 and G2 layouts). */
 template <class F>
 static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
-                           const uint32_t *d_scalars, cudaStream_t st)
+                           const uint32_t *d_scalars, cudaStream_t st, int reuse_sort = 0)
 {
     cudaError_t e;
     if (s.n == 0) {
         e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
         return e;
     }
-    msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
-    /* entries are window-major, so each window sorts alone on its c bucket bits */
-    for (unsigned w = 0; w < s.nwin; w++) {
-        size_t tmp = sc.sort_tmp_bytes, off = (size_t)w * s.n;
-        e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in + off, sc.keys_out + off, sc.vals_in + off,
-                                            sc.vals_out + off, (int64_t)s.n, 0, (int)s.c, st);
-        if (e != cudaSuccess)
-            return e;
+    if (!reuse_sort) {
+        msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
+        /* entries are window-major, so each window sorts alone on its c bucket bits */
+        for (unsigned w = 0; w < s.nwin; w++) {
+            size_t tmp = sc.sort_tmp_bytes, off = (size_t)w * s.n;
+            e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in + off, sc.keys_out + off, sc.vals_in + off,
+                                                sc.vals_out + off, (int64_t)s.n, 0, (int)s.c, st);
+            if (e != cudaSuccess)
+                return e;
+        }
     }
     if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
         return e;
