@@ -9,13 +9,16 @@
  *
  *   scheduler      partitions ordered by (priority desc, arrival asc)
  *   dispatcher     ONE thread: takes the head partition and reserves its bytes from the
- *                  budget, waiting (never skipping ahead) until they fit
+ *                  budget, waiting (never skipping ahead) until they fit; admits no more
+ *                  than queue_depth partitions past the scheduler at a time
  *   synthesis      workers: load witness, groth16_step_abc on the CPU backend
  *   device queue   priority queue of at most queue_depth synthesized partitions
- *   device workers N per device: groth16_step_h + groth16_step_msm (the GPU backend, or a
- *                  CPU backend standing in as the device when there is no GPU)
- *   finalizers     groth16_step_assemble + groth16_verify; a partition that fails is
- *                  retried once from synthesis, then the job fails with the reason
+ *   device workers N per device: groth16_step_h, then groth16_step_msm, each under its
+ *                  own per-device lock so two workers overlap h and MSMs (the GPU
+ *                  backend, or a CPU backend standing in as the device without a GPU)
+ *   finalizers     groth16_step_assemble + groth16_verify, off every shared lock; a
+ *                  partition that fails (at any stage) is retried once from the
+ *                  scheduler, then the job fails with the reason
  *
  * Memory. A partition reserves workspace (groth16_ws_size) + an aligned witness copy +
  * the witness file it maps; the first partition of a key not loaded also reserves the

@@ -3,11 +3,12 @@
  *
  * DESIGN. A partition moves scheduler -> (dispatcher: budget) -> synthesis queue ->
  * (synthesis worker: witness + a/b/c) -> device queue (bounded, priority order) ->
- * (device worker: h + MSMs under the device lock) -> finalize queue (bounded) ->
+ * (device worker: h, then the MSMs, each under its own device lock, so one worker's
+ * h overlaps another's MSMs) -> finalize queue (bounded) ->
  * (finalizer: assemble, verify, journal). Only the dispatcher reserves budget, so
  * admission is in strict (priority, arrival) order and a release wakes exactly one
  * thread. Device workers never take e->mu: they pop from the device queue under its
- * own lock, hold the device lock only around device work, and read the engine-wide
+ * own lock, hold a device lock only around device work, and read the engine-wide
  * counters they need for idle-gap attribution from atomics. A partition of a job that
  * was canceled or has failed is dropped at the next stage boundary, giving back its
  * budget, buffer and key reference. A partition that fails (bad witness, backend
