@@ -32,6 +32,10 @@ check() {
     local desc=$1; shift
     if "$@"; then pass "$desc"; else fail "$desc"; fi
 }
+# a suite that dies half-way (syntax error, signal) must not leave its daemon running
+cleanup_daemon() { [ -n "${D_PID:-}" ] && kill -KILL "$D_PID" 2> /dev/null; }
+trap cleanup_daemon EXIT
+
 finish() {
     [ -n "${D_PID:-}" ] && kill -0 "$D_PID" 2>/dev/null && kill -KILL "$D_PID" 2>/dev/null
     if [ $failures -ne 0 ]; then
