@@ -864,7 +864,7 @@ cuzk_err engine_key_preload(engine *e, const char *zkey_path, char *err)
             return cuzk_errf(err, CUZK_EBUDGET, "key %s needs %llu bytes but the memory budget is %llu bytes",
                              zpath, (unsigned long long)bytes, (unsigned long long)total);
         pthread_mutex_lock(&e->mu);
-        key_evict_lru(e, bytes);
+        key_evict_lru(e, bytes, zpath);
         pthread_mutex_unlock(&e->mu);
         if (!budget_reserve(&e->bud, bytes, 60000))
             return cuzk_errf(err, CUZK_ETIMEOUT, "key %s: %llu bytes of budget did not free up within 60 s", zpath,

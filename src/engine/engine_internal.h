@@ -190,9 +190,12 @@ ekey *key_find(engine *e, const char *path);         /* e->mu held */
 ekey *key_new(engine *e, const char *path, uint64_t bytes); /* e->mu held; NULL on OOM */
 /* loads the key if needed (blocks); CUZK_OK when READY. e->mu NOT held. */
 cuzk_err key_ensure(engine *e, ekey *k, char *err);
-/* frees idle keys (refs == 0, not preloaded unless force) in LRU order until `need` bytes
- * could fit in the budget; returns bytes released. e->mu held. */
-uint64_t key_evict_lru(engine *e, uint64_t need);
+/* frees idle keys (refs == 0, not loading, not `keep`; preloaded ones only when the
+ * others do not suffice) least recently used first, until `need` bytes fit in the
+ * budget; returns bytes released. e->mu held. */
+uint64_t key_evict_lru(engine *e, uint64_t need, const char *keep);
+/* bytes key_evict_lru could free at most (e->mu held) */
+uint64_t key_idle_bytes(engine *e, const char *keep);
 void key_free(engine *e, ekey *k);                   /* unlinked, refs == 0 */
 cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err);
 cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err);
@@ -202,6 +205,7 @@ uint8_t *bufpool_take(engine *e, size_t size, int *reused); /* cached buffer of 
 void bufpool_give(engine *e, uint8_t *p, size_t size);      /* caches it (keeps charge) or frees it */
 int bufpool_has(engine *e, size_t size);                    /* a cached buffer of that size exists */
 uint64_t bufpool_trim(engine *e);                            /* frees all cached; returns bytes released */
+uint64_t bufpool_cached_bytes(engine *e);
 
 /* ---- pipeline.c ---- */
 cuzk_err pipeline_start(engine *e, char *err);

@@ -82,7 +82,21 @@ void key_free(engine *e, ekey *k)
     free(k);
 }
 
-uint64_t key_evict_lru(engine *e, uint64_t need)
+static int evictable(const ekey *k, const char *keep, int pass)
+{
+    return !k->refs && k->state != KEY_LOADING && !(k->preloaded && pass == 0) && !(keep && !strcmp(k->path, keep));
+}
+
+uint64_t key_idle_bytes(engine *e, const char *keep)
+{
+    uint64_t sum = 0;
+    for (const ekey *k = e->keys; k; k = k->next)
+        if (evictable(k, keep, 1))
+            sum += k->bytes;
+    return sum;
+}
+
+uint64_t key_evict_lru(engine *e, uint64_t need, const char *keep)
 {
     uint64_t freed = 0;
     for (int pass = 0; pass < 2; pass++) {
@@ -92,13 +106,9 @@ uint64_t key_evict_lru(engine *e, uint64_t need)
             if (need <= total && used <= total - need)
                 return freed;
             ekey **best = NULL;
-            for (ekey **pp = &e->keys; *pp; pp = &(*pp)->next) {
-                ekey *k = *pp;
-                if (k->refs || k->state == KEY_LOADING || (k->preloaded && pass == 0))
-                    continue;
-                if (!best || k->last_used_ms < (*best)->last_used_ms)
+            for (ekey **pp = &e->keys; *pp; pp = &(*pp)->next)
+                if (evictable(*pp, keep, pass) && (!best || (*pp)->last_used_ms < (*best)->last_used_ms))
                     best = pp;
-            }
             if (!best)
                 break;
             ekey *k = *best;
@@ -258,6 +268,14 @@ void bufpool_give(engine *e, uint8_t *p, size_t size)
     pthread_mutex_unlock(&e->bp_mu);
     free(p);
     budget_release(&e->bud, size);
+}
+
+uint64_t bufpool_cached_bytes(engine *e)
+{
+    pthread_mutex_lock(&e->bp_mu);
+    uint64_t b = e->bp_free_bytes;
+    pthread_mutex_unlock(&e->bp_mu);
+    return b;
 }
 
 uint64_t bufpool_trim(engine *e)

@@ -219,10 +219,21 @@ static void *dispatcher_main(void *arg)
         worker_set(w, 1, p);
         int ok = budget_try_reserve(&e->bud, need);
         if (!ok) {
-            /* memory pressure: drop cached buffers and idle keys first */
-            uint64_t freed = bufpool_trim(e);
+            /* memory pressure: drop cached buffers and idle keys (least recently used
+               first, never the head's own key), but only when that makes the head fit;
+               otherwise wait for running partitions to give memory back */
+            uint64_t total, used;
+            budget_snapshot(&e->bud, &total, &used, NULL, NULL, NULL, NULL);
             pthread_mutex_lock(&e->mu);
-            freed += key_evict_lru(e, need);
+            uint64_t reclaim = key_idle_bytes(e, j->zkey) + bufpool_cached_bytes(e);
+            uint64_t after = used > reclaim ? used - reclaim : 0;
+            uint64_t freed = 0;
+            if (need <= total && after <= total - need) {
+                pthread_mutex_unlock(&e->mu);
+                freed = bufpool_trim(e);
+                pthread_mutex_lock(&e->mu);
+                freed += key_evict_lru(e, need, j->zkey);
+            }
             if (freed)
                 continue; /* re-plan with the new numbers */
             pthread_mutex_unlock(&e->mu);
