@@ -101,6 +101,7 @@ static inline unsigned msm_scalar_bits(void)
 #define MSM_HAS 1  /* the affine bucket holds a point */
 #define MSM_BUSY 2 /* the bucket has an addition pending in the batch */
 #define MSM_OVF 4  /* the XYZZ overflow bucket holds a point */
+#define MSM_CHAINS 4 /* independent prefix-product chains in a batch inversion */
 #define MSM_NEG 0x80000000u /* in a point reference: add the negated base (indices < 2^31) */
 
 /* additions per shared inversion in batch mode: a quarter of the 2^(c-1) buckets, so a new

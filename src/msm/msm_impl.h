@@ -66,14 +66,18 @@ static inline const MSM_N(aff_t) *MSM_N(b_point)(const MSM_N(bscr) *s, uint32_t 
 
 /* Runs the k pending additions bk[bb[i]] += point(bi[i]) with one inversion (Montgomery's trick):
  * lambda = (y2 - y1)/(x2 - x1) (or 3x^2/2y to double), x3 = lambda^2 - x1 - x2,
- * y3 = lambda (x1 - x3) - y1. Cost per entry 5M + 1S plus 1/k of an inversion. */
+ * y3 = lambda (x1 - x3) - y1. Cost per entry 5M + 1S plus 1/k of an inversion. The prefix
+ * products run as MSM_CHAINS interleaved chains (entry i in chain i % MSM_CHAINS), so
+ * their multiplications do not wait on each other; the chains' products are inverted
+ * together by a small Montgomery's trick of their own. */
 static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
 {
     size_t k = s->k;
     if (!k)
         return;
-    MSM_F(t) acc, d, lam, t;
-    MSM_F(set_one)(&acc);
+    MSM_F(t) acc[MSM_CHAINS], inv[MSM_CHAINS], cpre[MSM_CHAINS], d, lam, t;
+    for (int c = 0; c < MSM_CHAINS; c++)
+        MSM_F(set_one)(&acc[c]);
     for (size_t i = 0; i < k; i++) {
         MSM_N(aff_t) tmp;
         const MSM_N(aff_t) *a = &s->bk[s->bb[i]];
@@ -91,16 +95,28 @@ static inline void MSM_N(b_flush)(MSM_N(bscr) *s)
             }
         }
         s->den[i] = d;
-        s->pre[i] = acc;
-        MSM_F(mul)(&acc, &acc, &d);
+        s->pre[i] = acc[i % MSM_CHAINS];
+        MSM_F(mul)(&acc[i % MSM_CHAINS], &acc[i % MSM_CHAINS], &d);
     }
-    MSM_F(inv)(&acc, &acc);
+    /* inv[c] = 1 / acc[c] with one inversion */
+    MSM_F(t) all = acc[0];
+    for (int c = 1; c < MSM_CHAINS; c++) {
+        cpre[c] = all;
+        MSM_F(mul)(&all, &all, &acc[c]);
+    }
+    MSM_F(inv)(&all, &all);
+    for (int c = MSM_CHAINS - 1; c > 0; c--) {
+        MSM_F(mul)(&inv[c], &all, &cpre[c]);
+        MSM_F(mul)(&all, &all, &acc[c]);
+    }
+    inv[0] = all;
     for (size_t i = k; i-- > 0;) {
         uint32_t b = s->bb[i];
         MSM_N(aff_t) *a = &s->bk[b], tmp;
         const MSM_N(aff_t) *p = MSM_N(b_point)(s, s->bi[i], &tmp);
-        MSM_F(mul)(&d, &acc, &s->pre[i]); /* 1 / den[i] */
-        MSM_F(mul)(&acc, &acc, &s->den[i]);
+        MSM_F(t) *ci = &inv[i % MSM_CHAINS]; /* 1 / (den of the chain's entries up to i) */
+        MSM_F(mul)(&d, ci, &s->pre[i]);      /* 1 / den[i] */
+        MSM_F(mul)(ci, ci, &s->den[i]);
         s->st[b] &= (uint8_t)~MSM_BUSY;
         if (s->kind[i] == 2) {
             s->st[b] &= (uint8_t)~MSM_HAS;
