@@ -94,6 +94,7 @@ int cmd_serve(int argc, char **argv)
     ec.budget_bytes = cfg.budget;
     engine_backend_from_name(cfg.backend, &ec.backend);
     ec.gpu_workers = cfg.gpu_workers;
+    ec.devices = cfg.devices;
     ec.synth_workers = cfg.synth_workers;
     ec.finalizers = cfg.finalizers;
     ec.queue_depth = cfg.queue_depth;

@@ -185,7 +185,7 @@ static ejob *job_alloc(int64_t id, uint32_t n_parts)
     for (uint32_t i = 0; i < n_parts; i++) {
         j->parts[i].job = j;
         j->parts[i].index = i;
-        j->parts[i].dev = j->parts[i].worker = -1;
+        j->parts[i].dev = j->parts[i].worker = j->parts[i].avoid_dev = -1;
     }
     return j;
 }
@@ -387,6 +387,37 @@ static void *janitor_main(void *arg)
 
 /* ---- lifecycle ---- */
 
+/* Fills e->n_dev and e->dev_ord from cfg.devices (see engine.h). Each listed ordinal is one
+ * logical device with its own workers, locks and backend; a partition runs its whole device
+ * stage on the one logical device whose worker took it. */
+static cuzk_err parse_devices(engine *e, int ngpu, char *err)
+{
+    const char *s = e->cfg.devices;
+    if (!s || !*s) {
+        int n = e->use_gpu ? ngpu : 1;
+        e->n_dev = n < ENGINE_MAX_DEVICES ? n : ENGINE_MAX_DEVICES;
+        for (int d = 0; d < e->n_dev; d++)
+            e->dev_ord[d] = e->use_gpu ? d : 0;
+        return CUZK_OK;
+    }
+    int n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || (*end && *end != ','))
+            return cuzk_errf(err, CUZK_EINVAL, "devices: expected a comma-separated list of GPU ordinals "
+                                               "such as 0,1 or 0,0; got '%s'", e->cfg.devices);
+        if (e->use_gpu && v >= ngpu)
+            return cuzk_errf(err, CUZK_ENODEV, "devices: GPU %ld does not exist (%d visible)", v, ngpu);
+        if (n == ENGINE_MAX_DEVICES)
+            return cuzk_errf(err, CUZK_EINVAL, "devices: at most %d logical devices", ENGINE_MAX_DEVICES);
+        e->dev_ord[n++] = e->use_gpu ? (int)v : 0;
+        s = *end ? end + 1 : end;
+    }
+    e->n_dev = n;
+    return CUZK_OK;
+}
+
 cuzk_err engine_start(engine *e, char *err)
 {
     if (e->started)
@@ -401,7 +432,9 @@ cuzk_err engine_start(engine *e, char *err)
 #endif
         );
     e->use_gpu = e->cfg.backend != ENGINE_BACKEND_CPU && ngpu > 0;
-    e->n_dev = e->use_gpu ? (ngpu < ENGINE_MAX_DEVICES ? ngpu : ENGINE_MAX_DEVICES) : 1;
+    cuzk_err dr = parse_devices(e, ngpu, err);
+    if (dr)
+        return dr;
     e->started_us = eng_now_us();
     e->trk = tracker_create(e->n_dev, e->cfg.gpu_workers, 200000, e->started_us);
     if (!e->trk)

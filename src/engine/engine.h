@@ -143,6 +143,11 @@ typedef struct engine_config {
     int cpu_threads;           /* threads of each CPU backend pool; 0 = online CPUs / 2, >= 1 */
     int64_t proof_ttl_s;       /* seconds proofs of a DONE job are kept; default 86400 */
     int64_t fetch_grace_s;     /* seconds kept after the first fetch; default 600 */
+    const char *devices;       /* devices that run the device stage: NULL or "" = every visible
+                                  GPU (one CPU device without a GPU); else a comma-separated
+                                  list of CUDA ordinals, one logical device each, repeats
+                                  allowed ("0,1"; "0,0" = two logical devices on GPU 0); with
+                                  the CPU backend only the count matters (logical CPU devices) */
 } engine_config;
 
 #define ENGINE_BUDGET_MARGIN ((uint64_t)2 << 30) /* bytes left to the OS by budget auto */

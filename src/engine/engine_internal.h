@@ -71,6 +71,8 @@ typedef struct epart {
     int64_t stage_t0;           /* start of the current stage */
     int64_t stage_us[STAGE_COUNT]; /* time spent per stage, last attempt */
     int dev, worker;            /* device worker that ran it, -1 before */
+    int avoid_dev;              /* logical device whose device stage failed for this partition
+                                   (its retry runs elsewhere when there is another), -1 none */
 } epart;
 
 struct ejob {
@@ -155,6 +157,7 @@ struct engine {
     cuzk_backend *synth_be[CURVE_COUNT];
     cuzk_backend *dev_be[CURVE_COUNT][ENGINE_MAX_DEVICES];
     int n_dev;
+    int dev_ord[ENGINE_MAX_DEVICES]; /* CUDA ordinal of each logical device (0 for CPU devices) */
     int use_gpu;
     pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES][2]; /* [0] h step, [1] MSM step */
 

@@ -49,6 +49,9 @@ static json_t *job_json_locked(engine *e, const ejob *j, int with_parts)
                                                                   p->worker));
         else
             json_object_set_new(po, "device_worker", json_null());
+        /* logical device of the last device stage (-1 before); a retry after a device
+           failure runs on another logical device when there is one */
+        json_object_set_new(po, "device", json_integer(p->dev));
         json_array_append_new(parts, po);
     }
     json_object_set_new(o, "partitions", parts);
@@ -110,6 +113,10 @@ json_t *engine_status_json(engine *e)
     json_object_set_new(o, "uptime_s", json_real(e->started ? (double)(now - e->started_us) / 1e6 : 0));
     json_object_set_new(o, "backend", json_string(e->use_gpu ? "gpu" : "cpu"));
     json_object_set_new(o, "devices", json_integer(e->n_dev));
+    json_t *ords = json_array(); /* CUDA ordinal of each logical device (0 for CPU devices) */
+    for (int d = 0; d < e->n_dev; d++)
+        json_array_append_new(ords, json_integer(e->dev_ord[d]));
+    json_object_set_new(o, "device_ordinals", ords);
     json_object_set_new(o, "data_dir", json_string(e->data_dir));
 
     uint64_t total, used, peak, waiting, nres, nrel;

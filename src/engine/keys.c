@@ -135,7 +135,8 @@ cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err)
 {
     pthread_mutex_lock(&e->be_mu);
     if (!e->dev_be[c][dev])
-        e->dev_be[c][dev] = e->use_gpu ? gpu_backend_create(c, dev, err) : cpu_backend_create(c, e->cfg.cpu_threads, err);
+        e->dev_be[c][dev] = e->use_gpu ? gpu_backend_create(c, e->dev_ord[dev], err)
+                                       : cpu_backend_create(c, e->cfg.cpu_threads, err);
     cuzk_backend *be = e->dev_be[c][dev];
     pthread_mutex_unlock(&e->be_mu);
     return be;

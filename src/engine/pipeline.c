@@ -391,6 +391,19 @@ static int idle_reason(engine *e)
     return GAP_NO_WORK;
 }
 
+/* Test hook: CUZK_FAULT_DEVICE=<logical device> makes every device step on that device fail,
+ * to check that a device failure stays with its own partitions and that they are retried on
+ * another device. Never set in production. */
+static int fault_injected(const engine *e, int d)
+{
+    static int fault_dev = -2;
+    if (fault_dev == -2) {
+        const char *v = getenv("CUZK_FAULT_DEVICE");
+        fault_dev = v && *v ? atoi(v) : -1;
+    }
+    return fault_dev >= 0 && fault_dev == d && d < e->n_dev;
+}
+
 static void *device_main(void *arg)
 {
     eworker *w = arg;
@@ -412,6 +425,14 @@ static void *device_main(void *arg)
             break;
         }
         epart *p = pq_pop(&e->readyq);
+        if (p->avoid_dev == d && e->n_dev > 1) {
+            /* its device stage failed on this device: leave it to another one */
+            pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
+            pthread_cond_signal(&e->cv_rq_item);
+            timed_wait_ms(&e->cv_rq_item, &e->rq_mu, 5);
+            pthread_mutex_unlock(&e->rq_mu);
+            continue;
+        }
         atomic_fetch_sub(&e->n_ready, 1);
         pthread_cond_signal(&e->cv_rq_space);
         pthread_mutex_unlock(&e->rq_mu);
@@ -441,7 +462,9 @@ static void *device_main(void *arg)
                 t0 = s0;
             worker_set(w, TRK_BUSY, p);
             tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
-            rc = step == 0 ? groth16_step_h(be, ks, &p->ws, err) : groth16_step_msm(be, ks, &p->ws, err);
+            rc = fault_injected(e, d) ? cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d)
+                 : step == 0      ? groth16_step_h(be, ks, &p->ws, err)
+                                  : groth16_step_msm(be, ks, &p->ws, err);
             pthread_mutex_unlock(&e->dev_mu[d][step]);
             t1 = eng_now_us();
             busy += t1 - s0;
@@ -462,10 +485,12 @@ static void *device_main(void *arg)
         p->buf = NULL;
         p->held_ws = 0;
         if (rc || job_stopping(p->job)) {
-            if (job_stopping(p->job))
+            if (job_stopping(p->job)) {
                 part_drop(e, p);
-            else
+            } else {
+                p->avoid_dev = d;
                 part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            }
             continue;
         }
         pthread_mutex_lock(&e->fq_mu);

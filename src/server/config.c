@@ -32,6 +32,10 @@ static const opt_def opts[] = {
      "host memory the pipeline may hold (e.g. 48G); auto = total memory minus a margin"},
     {"backend", OPT_ENUM, F(backend), "auto", "cpu|gpu|auto", "cpu|gpu|auto",
      "device stage backend; auto = GPU when one is usable, else CPU"},
+    {"devices", OPT_STR, F(devices), "", NULL, "LIST",
+     "GPUs that run the device stage: comma-separated CUDA ordinals, one logical device each "
+     "(0,1; 0,0 = two logical devices on GPU 0); empty = every visible GPU. With the CPU backend "
+     "the count sets the number of logical CPU devices"},
     {"gpu-workers", OPT_INT, F(gpu_workers), "2", "1..64", "N", "device workers per GPU"},
     {"synth-workers", OPT_INT, F(synth_workers), "2", "1..1024", "N",
      "synthesis (witness load + a/b/c evaluation) workers"},

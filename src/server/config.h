@@ -20,6 +20,7 @@ typedef struct serve_config {
     char data[512];        /* data directory (journal, caches, proofs) */
     uint64_t budget;       /* host memory budget in bytes; 0 = auto (total memory - margin) */
     char backend[8];       /* "cpu", "gpu" or "auto" */
+    char devices[256];     /* "" = every visible GPU; else CUDA ordinals "0,1" (repeats = logical devices) */
     int gpu_workers;       /* workers per GPU device (>= 1) */
     int synth_workers;     /* synthesis worker threads (>= 1) */
     int finalizers;        /* finalizer (assemble + verify) threads (>= 1) */
