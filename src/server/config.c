@@ -304,11 +304,32 @@ void serve_config_print_help(FILE *f)
     fprintf(f, "  %-28s %s\n", "--help-markdown", "print this table in Markdown");
 }
 
+/* writes s with '|' escaped, so that it stays inside one Markdown table cell */
+static void md_cell(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
 void serve_config_print_markdown(FILE *f)
 {
     fprintf(f, "| option | value | default | meaning |\n|---|---|---|---|\n");
-    for (size_t i = 0; i < N_OPTS; i++)
-        fprintf(f, "| `--%s` | `%s` | %s%s%s | %s |\n", opts[i].name, opts[i].arg,
-                opts[i].def[0] ? "`" : "", opts[i].def[0] ? opts[i].def : "(none)",
-                opts[i].def[0] ? "`" : "", opts[i].help);
+    for (size_t i = 0; i < N_OPTS; i++) {
+        fprintf(f, "| `--%s` | `", opts[i].name);
+        md_cell(f, opts[i].arg);
+        fprintf(f, "` | ");
+        if (opts[i].def[0]) {
+            fputc('`', f);
+            md_cell(f, opts[i].def);
+            fputc('`', f);
+        } else {
+            fputs("(none)", f);
+        }
+        fputs(" | ", f);
+        md_cell(f, opts[i].help);
+        fputs(" |\n", f);
+    }
 }
