@@ -120,6 +120,7 @@ out=bench/results/cpu-$(date -u +%Y%m%d-%H%M)-$(echo "$host" | tr -c 'A-Za-z0-9_
     echo "| curve | circuit | constraints | snarkjs s | cuzk s | speed-up | target |"
     echo "|---|---|---:|---:|---:|---:|---|"
 } > "$out.tmp"
+trap 'rm -f "$out.tmp"' EXIT     # a failed run leaves no partial table behind
 cat "$out.tmp"
 
 for c in "${circuits[@]}"; do
