@@ -17,6 +17,7 @@
 #include "groth16/formats.h"
 #include "groth16/proof.h"
 #include "groth16/prover.h"
+#include "util/le.h"
 
 /* The per-curve setups live in the curve translation units (curve_impl.h includes
  * devsetup.h). Weak references keep this file linkable into a build whose curve units
@@ -27,22 +28,6 @@
 _Static_assert(sizeof(DEV_CONTRIBUTION_NAME) - 1 <= 64, "snarkjs keeps at most 64 bytes of a name");
 
 /* ---- small little-endian helpers ---------------------------------------------------- */
-
-static int le_lt(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = n; i-- > 0;)
-        if (a[i] != b[i])
-            return a[i] < b[i];
-    return 0;
-}
-
-static int le_zero(const uint8_t *a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i])
-            return 0;
-    return 1;
-}
 
 /* o = a - 2^k for a >= 2^k (32 bytes LE) */
 static void le_sub_pow2(uint8_t o[32], const uint8_t a[32], unsigned k)
@@ -72,7 +57,7 @@ void dev_rng_scalar(uint8_t out[32], dev_rng *g, const cuzk_curve_info *c)
         for (int i = top + 1; i < 32; i++)
             out[i] = 0;
         out[top] &= mask;
-        if (le_lt(out, c->r_le, 32) && !le_zero(out, 32))
+        if (le_less(out, c->r_le, 32) && !le_is_zero(out, 32))
             return;
     }
 }

@@ -14,6 +14,7 @@
  * snarkjs, coordinates >= q are rejected rather than reduced.
  */
 #include "groth16/proof.h"
+#include "util/le.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -444,14 +445,6 @@ static cuzk_err jr_num(const jr *r, uint8_t *le, size_t n, const json_t *v, cons
         return cuzk_errf(r->err, CUZK_EFORMAT, "%s: %s is not below %s of %s", r->path, where,
                          bound_name, r->cv->label);
     }
-}
-
-static int le_is_zero(const uint8_t *a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i])
-            return 0;
-    return 1;
 }
 
 static int le_is_one(const uint8_t *a, size_t n)

@@ -8,6 +8,7 @@
 #include <sys/random.h>
 
 #include "groth16/curve_exports.h"
+#include "util/le.h"
 
 #define FR_BYTES 32
 
@@ -24,23 +25,6 @@ void groth16_ws_init(groth16_ws *ws, const zkey_file *z, void *mem, const uint8_
     ws->a = mem;
     ws->b = ws->a + n;
     ws->c = ws->b + n;
-}
-
-/* a < b for n-byte little-endian integers */
-static int le_less(const uint8_t *a, const uint8_t *b, size_t n)
-{
-    for (size_t i = n; i-- > 0;)
-        if (a[i] != b[i])
-            return a[i] < b[i];
-    return 0;
-}
-
-static int le_is_zero(const uint8_t *a, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (a[i])
-            return 0;
-    return 1;
 }
 
 /* uniform in [1, r): rejection sampling on the bit length of r */
