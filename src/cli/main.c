@@ -4,22 +4,6 @@
 
 #include "cli/cli.h"
 
-/* Commands whose implementation is not linked into this build answer with a clear message. */
-#define PENDING(fn)                                                                                \
-    __attribute__((weak)) int fn(int argc, char **argv)                                           \
-    {                                                                                              \
-        (void)argc;                                                                                \
-        fprintf(stderr, "cuzk %s: not available in this build\n", argv[0]);                        \
-        return EXIT_USAGE;                                                                         \
-    }
-PENDING(cmd_dev_circuit)
-PENDING(cmd_serve)
-PENDING(cmd_submit)
-PENDING(cmd_await)
-PENDING(cmd_status)
-PENDING(cmd_cancel)
-PENDING(cmd_top)
-
 static const struct {
     const char *name;
     int (*fn)(int, char **);

@@ -20,10 +20,7 @@
 #include "util/le.h"
 
 /* The per-curve setups live in the curve translation units (curve_impl.h includes
- * devsetup.h). Weak references keep this file linkable into a build whose curve units
- * do not carry them yet; dev_circuit_generate then says so instead of failing to link. */
-#pragma weak bn254_dev_setup
-#pragma weak bls12_381_dev_setup
+ * devsetup.h). */
 
 _Static_assert(sizeof(DEV_CONTRIBUTION_NAME) - 1 <= 64, "snarkjs keeps at most 64 bytes of a name");
 
@@ -653,11 +650,6 @@ cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err)
     }
     cuzk_err (*setup)(dev_circuit *, const dev_circuit_params *, pool_t *, const char *, FILE *, char *) =
         c.curve->id == CURVE_BN254 ? bn254_dev_setup : bls12_381_dev_setup;
-    if (!setup) {
-        e = cuzk_errf(err, CUZK_EINTERNAL, "dev-circuit: the %s setup is not linked into this build",
-                      c.curve->label);
-        goto fail;
-    }
     e = setup(&c, p, pool, zkey_path, log, err);
     if (e)
         goto fail;
