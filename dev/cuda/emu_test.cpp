@@ -294,7 +294,7 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
                                                             std::vector<xyzz_t<F>>(s.slots0)};
     std::vector<uint32_t> pkey[2] = {std::vector<uint32_t>(s.slots0, MSM_KEY_NONE),
                                      std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
-    std::vector<xyzz_t<F>> groups((size_t)s.nwin * MSM_GROUPS);
+    std::vector<xyzz_t<F>> groups((size_t)s.nwin * s.groups);
     memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
     blockDim.x = 1;
     threadIdx.x = 0;
@@ -345,17 +345,17 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         nslots = 2 * th;
         cur = nxt;
     }
-    for (size_t t = 0; t < (size_t)s.nwin * MSM_GROUPS; t++) {
+    for (size_t t = 0; t < (size_t)s.nwin * s.groups; t++) {
         blockIdx.x = (unsigned)t;
-        msm_bucket_reduce_kernel<F>(groups.data(), buckets.data(), s.c, s.nwin);
+        msm_bucket_reduce_kernel<F>(groups.data(), buckets.data(), s.c, s.nwin, s.groups);
     }
-    for (unsigned stride = MSM_GROUPS / 2; stride >= 1; stride /= 2)
+    for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
         for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
             blockIdx.x = (unsigned)t;
-            msm_group_pairs_kernel<F>(groups.data(), s.nwin, stride);
+            msm_group_pairs_kernel<F>(groups.data(), s.nwin, stride, s.groups);
         }
     blockIdx.x = 0;
-    msm_final_kernel<F>(out, groups.data(), s.c, s.nwin);
+    msm_final_kernel<F>(out, groups.data(), s.c, s.nwin, s.groups);
     printf("    (n=%zu c=%u windows=%u partial levels=%d) ", n, s.c, s.nwin, levels);
 }
 

@@ -314,6 +314,17 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
             snprintf(sz, sizeof sz, "2^%u", log_n);
             double bound = 2.0 * 32 * n / 4.0e12 * 1e3;
             row("NTT forward", sz, median(ms), bound, "GB/s", 2.0 * 32 * n / median(ms) / 1e6);
+            if (log_n >= 20) {
+                std::vector<float> br;
+                for (int rep = 0; rep < 5; rep++) {
+                    t.start();
+                    ntt_bitrev_kernel<fr><<<ntt_blocks(n, 256), 256>>>(d_b, log_n);
+                    float m = t.stop();
+                    if (rep)
+                        br.push_back(m);
+                }
+                printf("phases NTT 2^%u: bit reversal %.3f ms of %.3f ms\n", log_n, median(br), median(ms));
+            }
         }
         cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(d_a), cudaFree(d_b);
     }
@@ -355,11 +366,12 @@ static void make_points(std::vector<uint64_t> &pts, size_t K, const rfield<QL> &
 
 template <class F, int E>
 static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &pts, size_t K,
-                     std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit)
+                     std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit,
+                     unsigned c_force = 0, bool phases = false)
 {
     const int W = QL * E;
     rcurve<QL, E> C{{&fqr}};
-    msm_shape s = msm_shape_of(n, FR_BITS);
+    msm_shape s = msm_shape_of(n, FR_BITS, c_force);
     size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
     uint8_t *d_scr, *d_bases;
     uint32_t *d_sc;
@@ -423,6 +435,28 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         double bound = adds * 10 * (E == 2 ? 3 : 1) * 4.0 * N32 * N32 / (sms * 64.0 * 1.98e9) * 1e3;
         row(E == 1 ? "MSM G1" : "MSM G2", sz, median(ms), bound, "Mpts/s", n / median(ms) / 1e3);
     }
+    if (phases) {
+        msm_prof pr;
+        for (int i = 0; i < 6; i++)
+            CK(cudaEventCreate(&pr.ev[i]));
+        std::vector<float> ph[5];
+        for (int rep = 0; rep < 4; rep++) {
+            CK(msm_run<F>(s, scr, d_bases, d_sc, 0, 0, &pr));
+            CK(cudaDeviceSynchronize());
+            for (int i = 0; i < 5; i++) {
+                float m = 0;
+                CK(cudaEventElapsedTime(&m, pr.ev[i], pr.ev[i + 1]));
+                if (rep)
+                    ph[i].push_back(m);
+            }
+        }
+        printf("phases MSM %s n=%zu %s c=%u windows=%u groups=%u: digits+sort %.2f ms, level0 %.2f ms, "
+               "levels %.2f ms (%u), reduce %.2f ms, final %.2f ms\n",
+               E == 1 ? "G1" : "G2", n, label, s.c, s.nwin, s.groups, median(ph[0]), median(ph[1]), median(ph[2]),
+               pr.levels, median(ph[3]), median(ph[4]));
+        for (int i = 0; i < 6; i++)
+            cudaEventDestroy(pr.ev[i]);
+    }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
 }
 
@@ -476,9 +510,36 @@ static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
     }
 }
 
+/* phase timings: random and 0/1-heavy scalars, several window sizes */
+template <class F, int E>
+static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg_max)
+{
+    const size_t K = 256;
+    std::vector<uint64_t> pts;
+    make_points<E>(pts, K, fqr);
+    for (unsigned lg = 20; lg <= lg_max; lg += 2) {
+        size_t n = (size_t)1 << lg;
+        std::vector<uint64_t> sc(n * 4, 0);
+        for (size_t i = 0; i < n; i++)
+            rand_below<4>(&sc[i * 4], frr.p);
+        unsigned c0 = msm_window_bits(n);
+        for (unsigned c = c0; c <= c0 + 4 && c <= 22; c += 2)
+            msm_case<F, E>("random", n, pts, K, sc, frr, fqr, true, c, true);
+        for (size_t i = 0; i < n; i++) {
+            uint64_t r = rnd() % 10;
+            memset(&sc[i * 4], 0, 32);
+            if (r < 4)
+                sc[i * 4] = 1;
+            else if (r == 9)
+                rand_below<4>(&sc[i * 4], frr.p);
+        }
+        msm_case<F, E>("0/1-heavy", n, pts, K, sc, frr, fqr, true, 0, true);
+    }
+}
+
 int main(int argc, char **argv)
 {
-    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false;
+    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -488,6 +549,8 @@ int main(int argc, char **argv)
             do_msm = true;
         else if (!strcmp(argv[i], "big"))
             big = true;
+        else if (!strcmp(argv[i], "prof"))
+            prof = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -509,6 +572,10 @@ int main(int argc, char **argv)
     }
     if (do_ntt)
         ntt_test(frr, big ? 26 : 20);
+    if (prof) {
+        msm_prof_run<fq, 1>(frr, fqr, 24);
+        msm_prof_run<fq2, 2>(frr, fqr, 22);
+    }
     if (do_msm) {
         msm_test<fq, 1>(frr, fqr, big);
         msm_test<fq2, 2>(frr, fqr, big);

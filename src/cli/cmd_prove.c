@@ -156,7 +156,8 @@ int cmd_prove(int argc, char **argv)
         goto fail;
     }
     cuzk_proof proof;
-    if ((e = groth16_prove(&proof, be, ks, &z, &w, fixed ? &rs : NULL, err)))
+    groth16_times st;
+    if ((e = groth16_prove_timed(&proof, be, ks, &z, &w, fixed ? &rs : NULL, &st, err)))
         goto fail;
     double t3 = now_s();
     memset(&rs, 0, sizeof rs);
@@ -167,6 +168,9 @@ int cmd_prove(int argc, char **argv)
         fprintf(stderr,
                 "cuzk prove: %s, %u constraints domain 2^%u, backend %s: open %.3f s, key %.3f s, prove %.3f s\n",
                 z.curve->label, z.domain_size, z.log_domain, be->name, t1 - t0, t2 - t1, t3 - t2);
+    if (verbose)
+        fprintf(stderr, "cuzk prove: steps: buffers %.1f ms, a/b/c %.1f ms, h %.1f ms, msm %.1f ms, assemble %.1f ms\n",
+                1e3 * st.setup, 1e3 * st.abc, 1e3 * st.h, 1e3 * st.msm, 1e3 * st.assemble);
 fail:
     if (e)
         fprintf(stderr, "cuzk prove: %s\n", err[0] ? err : cuzk_strerror(e));

@@ -29,7 +29,8 @@
 #include "gpu/ec.cuh"
 
 #define MSM_CHUNK 32    /* sorted entries per accumulating thread */
-#define MSM_GROUPS 256  /* threads per window in the bucket reduction */
+#define MSM_GROUPS_MIN 256 /* threads per window in the bucket reduction, at least */
+#define MSM_GROUP_BUCKETS 32 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
 
 /* window bits for n points */
@@ -55,13 +56,14 @@ struct msm_shape {
     size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / MSM_CHUNK) */
     size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
     size_t nbuckets;   /* nwin << c */
+    unsigned groups;   /* reduction threads per window (power of two) */
 };
 
-static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits)
+static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0)
 {
     msm_shape s;
     s.n = n;
-    s.c = msm_window_bits(n);
+    s.c = c ? c : msm_window_bits(n);
     s.nwin = (scalar_bits + 1 + s.c - 1) / s.c;
     unsigned wb = 0;
     while ((1u << wb) < s.nwin)
@@ -71,6 +73,9 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits)
     s.slots0 = 2 * ((s.entries + MSM_CHUNK - 1) / MSM_CHUNK);
     s.slots1 = 2 * ((s.slots0 + MSM_CHUNK - 1) / MSM_CHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
+    s.groups = MSM_GROUPS_MIN;
+    while (s.groups * MSM_GROUP_BUCKETS < (1u << (s.c - 1)) && s.groups < 65536)
+        s.groups *= 2;
     return s;
 }
 
@@ -87,7 +92,7 @@ struct msm_scratch {
     uint32_t *nsel;                /* 1 counter */
     void *sel_tmp;
     size_t sel_tmp_bytes;
-    xyzz_t<F> *groups;             /* nwin * MSM_GROUPS */
+    xyzz_t<F> *groups;             /* nwin * groups */
     uint8_t *result;               /* one Jacobian point */
 };
 
@@ -123,7 +128,7 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(nsel, 4);
     MSM_CARVE(sel_tmp, sel_bytes);
     t.sel_tmp_bytes = sel_bytes;
-    MSM_CARVE(groups, (size_t)s.nwin * MSM_GROUPS * sizeof(xyzz_t<F>));
+    MSM_CARVE(groups, (size_t)s.nwin * s.groups * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
 #undef MSM_CARVE
     if (o)
@@ -248,14 +253,14 @@ static __global__ __launch_bounds__(256) void msm_flags_kernel(uint8_t *flags, c
 /* thread (w, g): sum over buckets b in its range of b * B_b */
 template <class F>
 __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *groups, const xyzz_t<F> *buckets,
-                                                                unsigned c, unsigned nwin)
+                                                                unsigned c, unsigned nwin, unsigned ngroups)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= (size_t)nwin * MSM_GROUPS)
+    if (t >= (size_t)nwin * ngroups)
         return;
-    unsigned w = (unsigned)(t / MSM_GROUPS), g = (unsigned)(t % MSM_GROUPS);
+    unsigned w = (unsigned)(t / ngroups), g = (unsigned)(t % ngroups);
     uint32_t nb = 1u << (c - 1); /* buckets 1..nb */
-    uint32_t per = (nb + MSM_GROUPS - 1) / MSM_GROUPS;
+    uint32_t per = (nb + ngroups - 1) / ngroups;
     uint32_t lo = 1 + g * per, hi = lo + per - 1;
     if (hi > nb)
         hi = nb;
@@ -274,33 +279,46 @@ __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *group
 }
 
 template <class F>
-__global__ __launch_bounds__(128) void msm_group_pairs_kernel(xyzz_t<F> *groups, unsigned nwin, unsigned stride)
+__global__ __launch_bounds__(128) void msm_group_pairs_kernel(xyzz_t<F> *groups, unsigned nwin, unsigned stride,
+                                                              unsigned ngroups)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= (size_t)nwin * stride)
         return;
     unsigned w = (unsigned)(t / stride), i = (unsigned)(t % stride);
-    xyzz_t<F> a = xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS + i);
-    a.add(xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS + i + stride));
-    a.store(groups + (size_t)w * MSM_GROUPS + i);
+    xyzz_t<F> a = xyzz_t<F>::load(groups + (size_t)w * ngroups + i);
+    a.add(xyzz_t<F>::load(groups + (size_t)w * ngroups + i + stride));
+    a.store(groups + (size_t)w * ngroups + i);
 }
 
 template <class F>
-__global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned c, unsigned nwin)
+__global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned c, unsigned nwin, unsigned ngroups)
 {
     if (blockIdx.x || threadIdx.x)
         return;
-    xyzz_t<F> r = xyzz_t<F>::load(groups + (size_t)(nwin - 1) * MSM_GROUPS);
+    xyzz_t<F> r = xyzz_t<F>::load(groups + (size_t)(nwin - 1) * ngroups);
     for (int w = (int)nwin - 2; w >= 0; w--) {
         for (unsigned k = 0; k < c; k++)
             r.dbl();
-        r.add(xyzz_t<F>::load(groups + (size_t)w * MSM_GROUPS));
+        r.add(xyzz_t<F>::load(groups + (size_t)w * ngroups));
     }
     r.store_jacobian(out);
 }
 
 #ifndef FF_HOST_EMU
 static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
+
+/* optional phase timing (dev/cuda/lab.cu): events after digits+sort, level 0, the later
+   levels, the bucket reduction and the end; ev[0] is recorded at the start */
+struct msm_prof {
+    cudaEvent_t ev[6];
+    unsigned levels; /* partial levels run after level 0 */
+};
+#define MSM_PROF_MARK(p, i, st)                \
+    do {                                       \
+        if (p)                                 \
+            cudaEventRecord((p)->ev[i], st);   \
+    } while (0)
 
 /* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
  * points, zkey layout). Writes the Jacobian result to sc.result. reuse_sort != 0 skips the
@@ -309,9 +327,11 @@ static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t
  * in the G1 and G2 layouts). */
 template <class F>
 static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
-                           const uint32_t *d_scalars, cudaStream_t st, int reuse_sort = 0)
+                           const uint32_t *d_scalars, cudaStream_t st, int reuse_sort = 0,
+                           msm_prof *prof = nullptr)
 {
     cudaError_t e;
+    MSM_PROF_MARK(prof, 0, st);
     if (s.n == 0) {
         e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
         return e;
@@ -327,6 +347,7 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
                 return e;
         }
     }
+    MSM_PROF_MARK(prof, 1, st);
     if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
         return e;
     if ((e = cudaMemsetAsync(sc.pkey[0], 0xff, s.slots0 * 4, st)) != cudaSuccess)
@@ -335,8 +356,11 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
     msm_accumulate_kernel<F, msm_src_affine<F>>
         <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0]);
+    MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
     int cur = 0;
+    if (prof)
+        prof->levels = 0;
     uint8_t *flags = (uint8_t *)sc.keys_in; /* keys_in is free after the sort */
     for (;;) {
         msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
@@ -361,12 +385,18 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             <<<msm_grid(th, 128), 128, 0, st>>>(src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt]);
         nslots = 2 * th;
         cur = nxt;
+        if (prof)
+            prof->levels++;
     }
-    msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * MSM_GROUPS, 128), 128, 0, st>>>(sc.groups, sc.buckets,
-                                                                                          s.c, s.nwin);
-    for (unsigned stride = MSM_GROUPS / 2; stride >= 1; stride /= 2)
-        msm_group_pairs_kernel<F><<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride);
-    msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin);
+    MSM_PROF_MARK(prof, 3, st);
+    msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * s.groups, 128), 128, 0, st>>>(sc.groups, sc.buckets, s.c,
+                                                                                        s.nwin, s.groups);
+    for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
+        msm_group_pairs_kernel<F>
+            <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride, s.groups);
+    MSM_PROF_MARK(prof, 4, st);
+    msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin, s.groups);
+    MSM_PROF_MARK(prof, 5, st);
     return cudaGetLastError();
 }
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
 #include "groth16/curve_exports.h"
 #include "util/le.h"
@@ -108,9 +109,24 @@ cuzk_err groth16_step_assemble(cuzk_proof *out, const zkey_file *z, const groth1
     }
 }
 
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
                        const wtns_file *w, const groth16_rs *rs, char *err)
 {
+    return groth16_prove_timed(out, be, ks, z, w, rs, NULL, err);
+}
+
+cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
+                             const wtns_file *w, const groth16_rs *rs, groth16_times *t, char *err)
+{
+    groth16_times tt;
+    double t0 = mono_s();
     cuzk_err e = zkey_check_witness(z, w, err);
     if (e)
         return e;
@@ -132,9 +148,25 @@ cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_f
     memcpy(mem + bytes, w->values, wbytes);
     groth16_ws ws;
     groth16_ws_init(&ws, z, mem, mem + bytes);
-    if ((e = groth16_step_abc(be, ks, &ws, err)) || (e = groth16_step_h(be, ks, &ws, err)) ||
-        (e = groth16_step_msm(be, ks, &ws, err)) || (e = groth16_step_assemble(out, z, &ws, rs, err)))
+    double t1 = mono_s();
+    tt.setup = t1 - t0;
+    if ((e = groth16_step_abc(be, ks, &ws, err)))
         goto done;
+    tt.abc = mono_s() - t1;
+    t1 += tt.abc;
+    if ((e = groth16_step_h(be, ks, &ws, err)))
+        goto done;
+    tt.h = mono_s() - t1;
+    t1 += tt.h;
+    if ((e = groth16_step_msm(be, ks, &ws, err)))
+        goto done;
+    tt.msm = mono_s() - t1;
+    t1 += tt.msm;
+    if ((e = groth16_step_assemble(out, z, &ws, rs, err)))
+        goto done;
+    tt.assemble = mono_s() - t1;
+    if (t)
+        *t = tt;
 done:
     free(mem);
     memset(&fresh, 0, sizeof fresh);

@@ -40,6 +40,13 @@ cuzk_err groth16_step_assemble(cuzk_proof *out, const zkey_file *z, const groth1
 cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
                        const wtns_file *w, const groth16_rs *rs, char *err);
 
+/* Seconds spent in each part of groth16_prove_timed. */
+typedef struct groth16_times {
+    double setup, abc, h, msm, assemble; /* setup: workspace allocation and witness copy */
+} groth16_times;
+cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
+                             const wtns_file *w, const groth16_rs *rs, groth16_times *t, char *err);
+
 /* public signals of a witness: values[1..n_public] */
 cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err);
 
