@@ -54,6 +54,28 @@ case " $what " in *" suite "*)
     grep -E 'FAIL|gpu.sh' "$OUT/suite.txt" | head -40
     grep -h -A8 'witness seed' /tmp/gpu-suite/*.steps 2>/dev/null | grep -B3 FAIL | head -40 ;;
 esac
+case " $what " in *" prof "*)
+    t0=$(date +%s)
+    timeout 200 dev/cuda/lab_bn254 ntt big prof >"$OUT/prof_bn254.txt" 2>&1; echo "prof bn254 rc=$?"
+    grep -E '^phases|^check.*FAIL|LAB' "$OUT/prof_bn254.txt"
+    timeout 120 dev/cuda/lab_bls12_381 prof >"$OUT/prof_bls.txt" 2>&1; echo "prof bls rc=$?"
+    grep -E '^phases|FAIL|LAB' "$OUT/prof_bls.txt"
+    echo "prof: $(( $(date +%s) - t0 )) s"
+    if [ -n "${NCU:-}" ]; then
+        t0=$(date +%s)
+        timeout 150 ncu --clock-control none -k regex:"$NCU" -c ${NCU_COUNT:-3} --section SpeedOfLight \
+            --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis \
+            --section MemoryWorkloadAnalysis dev/cuda/lab_bn254 one >"$OUT/ncu.txt" 2>&1
+        echo "ncu rc=$? $(( $(date +%s) - t0 )) s"
+    fi
+    for c in ${PROOF_CURVES:-bn128}; do
+        d=/tmp/proof-$c
+        "$CUZK" dev-circuit --curve $c --constraints ${PROOF_N:-1000000} --out $d -q >/dev/null 2>&1 || echo "dev-circuit $c failed"
+        for rep in 1 2 3; do
+            "$CUZK" prove -v --backend gpu $d/circuit.zkey $d/witness.wtns $d/proof.json $d/public.json 2>&1 | grep -E 'steps|prove [0-9]'
+        done
+    done ;;
+esac
 case " $what " in *" bench "*)
     GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test BENCH_OUT=$OUT/bench.md timeout 330 bench/gpu.sh >/dev/null 2>&1; echo "bench rc=$?"; cat "$OUT/bench.md" ;;
 esac

@@ -537,9 +537,20 @@ static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
     }
 }
 
+template <class F, int E>
+static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
+{
+    const size_t K = 256, n = (size_t)1 << 22;
+    std::vector<uint64_t> pts, sc(n * 4);
+    make_points<E>(pts, K, fqr);
+    for (size_t i = 0; i < n; i++)
+        rand_below<4>(&sc[i * 4], frr.p);
+    msm_case<F, E>("random", n, pts, K, sc, frr, fqr, false);
+}
+
 int main(int argc, char **argv)
 {
-    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false;
+    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -551,6 +562,8 @@ int main(int argc, char **argv)
             big = true;
         else if (!strcmp(argv[i], "prof"))
             prof = true;
+        else if (!strcmp(argv[i], "one"))
+            one = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -572,6 +585,10 @@ int main(int argc, char **argv)
     }
     if (do_ntt)
         ntt_test(frr, big ? 26 : 20);
+    if (one) { /* a single large MSM of each group, for a profiler */
+        msm_one<fq, 1>(frr, fqr);
+        msm_one<fq2, 2>(frr, fqr);
+    }
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);
         msm_prof_run<fq2, 2>(frr, fqr, 22);

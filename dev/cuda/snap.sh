@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# snap.sh - prepares .snap/ (gitignored) for dev/cuda/snap_run.sh: a tarball of HEAD, and
+# the CUDA objects and kernel labs compiled from exactly that tree (in /tmp/cuzk-snap), so
+# the GPU machine compiles only C.   dev/cuda/snap.sh [--no-build]
+set -euo pipefail
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$repo"
+snap=${SNAP_DIR:-/tmp/cuzk-snap}
+mkdir -p .snap/obj
+git archive HEAD >.snap/tree.tar
+if [ "${1:-}" != --no-build ]; then
+    rm -rf "$snap" && mkdir -p "$snap" && tar -xf .snap/tree.tar -C "$snap"
+    make -s -C "$snap/dev/cuda" -j2 lab_bn254 lab_bls12_381
+    make -s -C "$snap" BUILD=build-cuda -j2 build-cuda/obj/src/gpu/gpu_bn254.cu.o \
+        build-cuda/obj/src/gpu/gpu_bls12_381.cu.o build-cuda/obj/src/gpu/gpu_backend.cu.o
+    cp "$snap"/build-cuda/obj/src/gpu/*.o .snap/obj/
+    cp "$snap"/dev/cuda/lab_bn254 "$snap"/dev/cuda/lab_bls12_381 .snap/
+fi
+git rev-parse --short HEAD >.snap/commit
+du -sh .snap
