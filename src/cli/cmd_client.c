@@ -187,19 +187,81 @@ static void submit_usage(void)
     fprintf(stderr,
             "usage: cuzk submit [--server ADDR] [--token T] --zkey FILE --witness FILE "
             "[--witness FILE ...]\n"
+            "       cuzk submit [--server ADDR] [--token T] --circuit NAME --input FILE.json "
+            "[--input FILE.json ...]\n"
             "                   [--kind porep|snap|window-post|winning-post|custom]\n"
             "                   [--priority low|normal|high|critical] [--idempotency-key K] "
             "[--upload]\n"
-            "Each --witness is one partition. Prints the job id.\n");
+            "Each --witness, or each --input (circuit input JSON, for a circuit registered with\n"
+            "cuzk serve --circuit; the daemon runs its witness generator), is one partition.\n"
+            "Prints the job id.\n");
+}
+
+/* {"circuit": NAME, "inputs": [the JSON object of each file]}, or NULL after saying why */
+static json_t *circuit_job(const char *circuit, json_t *files, int *rc)
+{
+    json_t *job = json_pack("{s:s, s:[]}", "circuit", circuit, "inputs");
+    json_t *list = job ? json_object_get(job, "inputs") : NULL;
+    size_t i;
+    json_t *f;
+    json_array_foreach(files, i, f)
+    {
+        /* read here and sent: the daemon keeps its own copy */
+        const char *path = json_string_value(f);
+        json_error_t je;
+        json_t *in = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+        if (!in || !json_is_object(in)) {
+            if (in)
+                fprintf(stderr, "cuzk submit: %s: a circuit input must be a JSON object\n", path);
+            else
+                fprintf(stderr, "cuzk submit: %s: %s (line %d)\n", path, je.text, je.line);
+            json_decref(in);
+            json_decref(job);
+            *rc = EXIT_INPUT;
+            return NULL;
+        }
+        json_array_append_new(list, in);
+    }
+    return job;
+}
+
+/* adds the common fields to job (stolen), posts it and prints the id */
+static int submit_send(const client_opts *o, json_t *job, const char *kind, const char *prio,
+                       const char *idem)
+{
+    int rc = EXIT_OK_;
+    if (kind)
+        json_object_set_new(job, "kind", json_string(kind));
+    if (prio)
+        json_object_set_new(job, "priority", json_string(prio));
+    if (idem)
+        json_object_set_new(job, "idempotency_key", json_string(idem));
+    char *body = json_dumps(job, JSON_COMPACT);
+    json_decref(job);
+    if (!body) {
+        fprintf(stderr, "cuzk submit: out of memory\n");
+        return EXIT_SERVER;
+    }
+    json_t *r = request_json(o, "submit", "POST", "/v1/jobs", body, 600, &rc);
+    free(body);
+    if (!r)
+        return rc;
+    json_t *id = json_object_get(r, "id");
+    printf("%s\n", json_is_string(id) ? json_string_value(id) : "?");
+    if (json_is_true(json_object_get(r, "existed")))
+        fprintf(stderr, "cuzk submit: idempotency key matched the existing job %s\n",
+                json_string_value(id));
+    json_decref(r);
+    return EXIT_OK_;
 }
 
 int cmd_submit(int argc, char **argv)
 {
     client_opts o;
     client_defaults(&o);
-    const char *zkey = NULL, *kind = NULL, *prio = NULL, *idem = NULL;
+    const char *zkey = NULL, *kind = NULL, *prio = NULL, *idem = NULL, *circuit = NULL;
     int upload = 0, rc = EXIT_OK_;
-    json_t *wits = json_array();
+    json_t *wits = json_array(), *inputs = json_array();
     char err[CUZK_ERRLEN] = "";
     for (int i = 1; i < argc; i++) {
         int c = client_common_arg(&o, argc, argv, &i);
@@ -211,6 +273,7 @@ int cmd_submit(int argc, char **argv)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             submit_usage();
             json_decref(wits);
+            json_decref(inputs);
             return 0;
         }
         if (!strcmp(a, "--upload")) {
@@ -226,6 +289,10 @@ int cmd_submit(int argc, char **argv)
             zkey = v;
         else if (!strcmp(a, "--witness"))
             json_array_append_new(wits, json_string(v));
+        else if (!strcmp(a, "--circuit"))
+            circuit = v;
+        else if (!strcmp(a, "--input"))
+            json_array_append_new(inputs, json_string(v));
         else if (!strcmp(a, "--kind"))
             kind = v;
         else if (!strcmp(a, "--priority"))
@@ -237,6 +304,20 @@ int cmd_submit(int argc, char **argv)
             goto usage;
         }
     }
+    json_t *job = NULL;
+    if (circuit || json_array_size(inputs)) {
+        if (!circuit || !json_array_size(inputs) || zkey || json_array_size(wits) || upload) {
+            fprintf(stderr, "cuzk submit: --circuit takes at least one --input, and no --zkey, "
+                            "--witness or --upload\n");
+            goto usage;
+        }
+        job = circuit_job(circuit, inputs, &rc);
+        json_decref(inputs);
+        json_decref(wits);
+        if (!job)
+            return rc;
+        return submit_send(&o, job, kind, prio, idem);
+    }
     if (!zkey || !json_array_size(wits)) {
         fprintf(stderr, "cuzk submit: --zkey and at least one --witness are required\n");
         goto usage;
@@ -245,9 +326,10 @@ int cmd_submit(int argc, char **argv)
     if (!realpath(zkey, abs)) {
         fprintf(stderr, "cuzk submit: %s: %s\n", zkey, strerror(errno));
         json_decref(wits);
+        json_decref(inputs);
         return EXIT_INPUT;
     }
-    json_t *job = json_pack("{s:s}", "zkey", abs);
+    job = json_pack("{s:s}", "zkey", abs);
     json_t *list = json_array();
     size_t i;
     json_t *w;
@@ -273,30 +355,16 @@ int cmd_submit(int argc, char **argv)
         }
     }
     json_object_set_new(job, upload ? "witness_data" : "witnesses", list);
-    if (kind)
-        json_object_set_new(job, "kind", json_string(kind));
-    if (prio)
-        json_object_set_new(job, "priority", json_string(prio));
-    if (idem)
-        json_object_set_new(job, "idempotency_key", json_string(idem));
-    char *body = rc ? NULL : json_dumps(job, JSON_COMPACT);
-    json_decref(job);
     json_decref(wits);
-    if (rc)
+    json_decref(inputs);
+    if (rc) {
+        json_decref(job);
         return rc;
-    json_t *r = request_json(&o, "submit", "POST", "/v1/jobs", body, 600, &rc);
-    free(body);
-    if (!r)
-        return rc;
-    json_t *id = json_object_get(r, "id");
-    printf("%s\n", json_is_string(id) ? json_string_value(id) : "?");
-    if (json_is_true(json_object_get(r, "existed")))
-        fprintf(stderr, "cuzk submit: idempotency key matched the existing job %s\n",
-                json_string_value(id));
-    json_decref(r);
-    return EXIT_OK_;
+    }
+    return submit_send(&o, job, kind, prio, idem);
 usage:
     json_decref(wits);
+    json_decref(inputs);
     submit_usage();
     return EXIT_USAGE;
 }

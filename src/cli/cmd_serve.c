@@ -101,6 +101,13 @@ int cmd_serve(int argc, char **argv)
     ec.cpu_threads = cfg.threads;
     ec.proof_ttl_s = cfg.proof_ttl;
     ec.fetch_grace_s = cfg.fetch_grace;
+    const char *circuits[SERVE_MAX_CIRCUITS];
+    for (int i = 0; i < cfg.n_circuits; i++)
+        circuits[i] = cfg.circuit[i];
+    ec.circuits = circuits;
+    ec.n_circuits = (size_t)cfg.n_circuits;
+    ec.node = cfg.node;
+    ec.witgen_timeout_s = cfg.witgen_timeout;
 
     engine *eng = NULL;
     http_server *srv = NULL;

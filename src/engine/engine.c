@@ -87,18 +87,30 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.proof_ttl_s = def.proof_ttl_s;
     if (e->cfg.fetch_grace_s <= 0)
         e->cfg.fetch_grace_s = def.fetch_grace_s;
+    if (e->cfg.witgen_timeout_s <= 0)
+        e->cfg.witgen_timeout_s = 600;
     snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
     e->cfg.data_dir = e->data_dir;
-    char path[ENGINE_PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/witness", e->data_dir);
-    if (mkdir_p(path)) {
-        cuzk_errf(err, CUZK_EIO, "data dir %s: cannot create: %s", e->data_dir, strerror(errno));
+    cuzk_err rc = eng_circuits_load(e, err);
+    if (rc) {
+        free(e->circuits);
         free(e);
-        return CUZK_EIO;
+        return rc;
+    }
+    char path[ENGINE_PATH_MAX + 32];
+    for (int d = 0; d < 2; d++) {
+        snprintf(path, sizeof path, "%s/%s", e->data_dir, d ? "input" : "witness");
+        if (mkdir_p(path)) {
+            cuzk_errf(err, CUZK_EIO, "data dir %s: cannot create: %s", e->data_dir, strerror(errno));
+            free(e->circuits);
+            free(e);
+            return CUZK_EIO;
+        }
     }
     snprintf(path, sizeof path, "%s/journal.db", e->data_dir);
-    cuzk_err rc = store_sqlite_open(&e->st, path, err);
+    rc = store_sqlite_open(&e->st, path, err);
     if (rc) {
+        free(e->circuits);
         free(e);
         return rc;
     }
@@ -262,6 +274,8 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
     j->state = (engine_job_state)sj->state;
     snprintf(j->zkey, sizeof j->zkey, "%s", sj->zkey);
     snprintf(j->idem, sizeof j->idem, "%s", sj->idem);
+    snprintf(j->circuit, sizeof j->circuit, "%s", sj->circuit);
+    j->gen = eng_circuit_find(e, j->circuit);
     j->submitted_ms = sj->submitted_ms;
     j->finished_ms = sj->finished_ms;
     j->fetched_ms = sj->fetched_ms;
@@ -298,6 +312,13 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
         return;
     }
     char err[CUZK_ERRLEN];
+    if (j->circuit[0] && !j->gen) {
+        snprintf(err, sizeof err, "after restart: circuit %s is no longer registered (cuzk serve --circuit)",
+                 j->circuit);
+        eng_job_finish(e, j, JOB_FAILED, err);
+        rc->n_failed++;
+        return;
+    }
     zkey_file z;
     if (zkey_open(&z, j->zkey, err)) {
         char why[CUZK_ERRLEN];
@@ -306,6 +327,8 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
         rc->n_failed++;
         return;
     }
+    if (j->gen)
+        wmax = witgen_wtns_bytes(z.n_vars); /* the partitions' files are inputs, not witnesses */
     job_sizes(e, j, &z, wmax);
     zkey_close(&z);
     pthread_mutex_lock(&e->mu);
@@ -453,6 +476,7 @@ cuzk_err engine_start(engine *e, char *err)
     if (rc.n_loaded)
         LOG(LOG_INFO, "journal: %d jobs, %d re-queued, %d failed on recovery", rc.n_loaded, rc.n_requeued,
             rc.n_failed);
+    eng_witgen_sweep(e);
     if ((r = pipeline_start(e, err))) {
         engine_stop(e);
         return r;
@@ -518,18 +542,20 @@ void engine_destroy(engine *e)
     if (e->st)
         e->st->close(e->st);
     budget_destroy(&e->bud);
+    free(e->circuits);
     free(e);
 }
 
 /* ---- submission ---- */
 
-/* writes an uploaded witness into the data dir (fsync'd, so the journal never names a
- * file that a crash lost) */
-static cuzk_err witness_save(engine *e, const uint8_t *data, size_t n, char *path, size_t cap, char *err)
+/* writes an uploaded witness (DATA/witness/w-*.wtns) or a circuit input (DATA/input/i-*.json)
+ * into the data dir (fsync'd, so the journal never names a file that a crash lost) */
+static cuzk_err witness_save(engine *e, int is_input, const uint8_t *data, size_t n, char *path, size_t cap,
+                             char *err)
 {
     static _Atomic unsigned long counter;
-    snprintf(path, cap, "%s/witness/w-%lld-%d-%lu.wtns", e->data_dir, (long long)eng_now_us(), (int)getpid(),
-             atomic_fetch_add(&counter, 1));
+    snprintf(path, cap, "%s/%s-%lld-%d-%lu.%s", e->data_dir, is_input ? "input/i" : "witness/w",
+             (long long)eng_now_us(), (int)getpid(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return cuzk_errf(err, CUZK_EIO, "%s: cannot create: %s", path, strerror(errno));
@@ -585,16 +611,38 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
     id[0] = 0;
     if (!e->started)
         return cuzk_errf(err, CUZK_EINVAL, "engine is not running");
-    if (!spec->zkey_path || !*spec->zkey_path)
-        return cuzk_errf(err, CUZK_EINVAL, "zkey path is required");
-    if (strlen(spec->zkey_path) >= ENGINE_PATH_MAX)
-        return cuzk_errf(err, CUZK_EINVAL, "zkey path is longer than %d bytes", ENGINE_PATH_MAX - 1);
+    const witgen_circuit *gen = NULL;
+    if (spec->circuit) {
+        if (!(gen = eng_circuit_find(e, spec->circuit))) {
+            if (!e->n_circuits)
+                return cuzk_errf(err, CUZK_EINVAL, "unknown circuit '%.64s': no circuit is registered (cuzk serve "
+                                                   "--circuit NAME=ZKEY,GENERATOR)", spec->circuit);
+            char names[256] = "";
+            for (size_t i = 0; i < e->n_circuits; i++) {
+                size_t l = strlen(names);
+                snprintf(names + l, sizeof names - l, "%s%s", l ? ", " : "", e->circuits[i].name);
+            }
+            return cuzk_errf(err, CUZK_EINVAL, "unknown circuit '%.64s' (registered: %s)", spec->circuit, names);
+        }
+        if (spec->zkey_path && *spec->zkey_path)
+            return cuzk_errf(err, CUZK_EINVAL, "give either a zkey or a circuit, not both (the circuit names its key)");
+        if (!spec->inputs || spec->witness_paths || spec->witness_data)
+            return cuzk_errf(err, CUZK_EINVAL, "a job for circuit %s gives circuit inputs, and no witnesses",
+                             gen->name);
+    } else {
+        if (spec->inputs)
+            return cuzk_errf(err, CUZK_EINVAL, "circuit inputs need a circuit (a registered name)");
+        if (!spec->zkey_path || !*spec->zkey_path)
+            return cuzk_errf(err, CUZK_EINVAL, "zkey path is required");
+        if (strlen(spec->zkey_path) >= ENGINE_PATH_MAX)
+            return cuzk_errf(err, CUZK_EINVAL, "zkey path is longer than %d bytes", ENGINE_PATH_MAX - 1);
+        if (!spec->witness_paths == !spec->witness_data)
+            return cuzk_errf(err, CUZK_EINVAL, "give the witnesses either as paths or as uploaded data, not %s",
+                             spec->witness_paths ? "both" : "neither");
+    }
     if (spec->n_partitions < 1 || spec->n_partitions > ENGINE_MAX_PARTITIONS)
-        return cuzk_errf(err, CUZK_EINVAL, "a job needs 1 to %d witnesses, got %zu", ENGINE_MAX_PARTITIONS,
-                         spec->n_partitions);
-    if (!spec->witness_paths == !spec->witness_data)
-        return cuzk_errf(err, CUZK_EINVAL, "give the witnesses either as paths or as uploaded data, not %s",
-                         spec->witness_paths ? "both" : "neither");
+        return cuzk_errf(err, CUZK_EINVAL, "a job needs 1 to %d %s, got %zu", ENGINE_MAX_PARTITIONS,
+                         gen ? "inputs" : "witnesses", spec->n_partitions);
     if (spec->witness_data && !spec->witness_sizes)
         return cuzk_errf(err, CUZK_EINVAL, "uploaded witnesses need their sizes");
     if ((unsigned)spec->kind >= KIND_COUNT)
@@ -630,8 +678,9 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         goto fail;
     }
     char zpath[PATH_MAX];
-    if (!realpath(spec->zkey_path, zpath)) {
-        rc = cuzk_errf(err, CUZK_EIO, "%s: cannot open: %s", spec->zkey_path, strerror(errno));
+    const char *zkey_path = gen ? gen->zkey : spec->zkey_path;
+    if (!realpath(zkey_path, zpath)) {
+        rc = cuzk_errf(err, CUZK_EIO, "%s: cannot open: %s", zkey_path, strerror(errno));
         goto fail;
     }
     if ((rc = zkey_open(&z, zpath, err)))
@@ -642,12 +691,26 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         store_part *sp = &parts[i];
         sp->index = (uint32_t)i;
         sp->state = PART_QUEUED;
+        if (gen) {
+            /* the generator checks the input when it runs; its witness size is the key's */
+            const char *in = spec->inputs[i];
+            if (!in) {
+                rc = cuzk_errf(err, CUZK_EINVAL, "input %zu: missing", i);
+                goto fail;
+            }
+            if ((rc = witness_save(e, 1, (const uint8_t *)in, strlen(in), sp->witness, sizeof sp->witness, err)))
+                goto fail;
+            sp->owned = 1;
+            if (witgen_wtns_bytes(z.n_vars) > wmax)
+                wmax = witgen_wtns_bytes(z.n_vars);
+            continue;
+        }
         if (spec->witness_data) {
             if (!spec->witness_data[i]) {
                 rc = cuzk_errf(err, CUZK_EINVAL, "witness %zu: no data", i);
                 goto fail;
             }
-            if ((rc = witness_save(e, spec->witness_data[i], spec->witness_sizes[i], sp->witness,
+            if ((rc = witness_save(e, 0, spec->witness_data[i], spec->witness_sizes[i], sp->witness,
                                    sizeof sp->witness, err)))
                 goto fail;
             sp->owned = 1;
@@ -704,6 +767,7 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
     sj.state = JOB_QUEUED;
     snprintf(sj.zkey, sizeof sj.zkey, "%s", zpath);
     snprintf(sj.idem, sizeof sj.idem, "%s", idem);
+    snprintf(sj.circuit, sizeof sj.circuit, "%s", gen ? gen->name : "");
     sj.n_parts = (uint32_t)n;
     sj.submitted_ms = eng_now_ms();
     pthread_mutex_lock(&e->submit_mu);
@@ -721,6 +785,8 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
     j->state = JOB_QUEUED;
     snprintf(j->zkey, sizeof j->zkey, "%s", zpath);
     snprintf(j->idem, sizeof j->idem, "%s", idem);
+    snprintf(j->circuit, sizeof j->circuit, "%s", sj.circuit);
+    j->gen = gen;
     j->submitted_ms = sj.submitted_ms;
     for (size_t i = 0; i < n; i++) {
         snprintf(j->parts[i].witness, sizeof j->parts[i].witness, "%s", parts[i].witness);
@@ -744,8 +810,8 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
     pthread_mutex_unlock(&e->submit_mu);
     snprintf(id, ENGINE_ID_LEN, "%s", j->ids);
     free(parts);
-    LOG(LOG_INFO, "%s submitted: %s, %zu partition(s), priority %s", j->ids, engine_kind_name(j->kind), n,
-        engine_priority_name(j->prio));
+    LOG(LOG_INFO, "%s submitted: %s, %zu partition(s), priority %s%s%s", j->ids, engine_kind_name(j->kind), n,
+        engine_priority_name(j->prio), gen ? ", circuit " : "", gen ? gen->name : "");
     return CUZK_OK;
 fail:
     if (z_open)

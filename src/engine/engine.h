@@ -2,16 +2,19 @@
  * partitions, priority scheduling, memory budget, synthesis and device workers,
  * verification, a SQLite journal, and the tracker behind /status, /metrics and traces.
  *
- * DESIGN. A job is one zkey and N witnesses ("partitions"). engine_submit validates the
- * inputs (files open, curve and size match the key, one partition fits the budget),
- * journals the job and its partitions, and only then returns the id. From there each
+ * DESIGN. A job is one zkey and N witnesses ("partitions"), or a registered circuit and N
+ * circuit inputs whose witnesses its generator writes during synthesis (engine_witgen.c).
+ * engine_submit validates the inputs (files open, curve and size match the key, one
+ * partition fits the budget), journals the job and its partitions, and only then returns
+ * the id. From there each
  * partition flows through the pipeline on its own:
  *
  *   scheduler      partitions ordered by (priority desc, arrival asc)
  *   dispatcher     ONE thread: takes the head partition and reserves its bytes from the
  *                  budget, waiting (never skipping ahead) until they fit; admits no more
  *                  than queue_depth partitions past the scheduler at a time
- *   synthesis      workers: load witness, groth16_step_abc on the CPU backend
+ *   synthesis      workers: (run the witness generator,) load witness, groth16_step_abc
+ *                  on the CPU backend
  *   device queue   priority queue of at most queue_depth synthesized partitions
  *   device workers N per device: groth16_step_h, then groth16_step_msm, each under its
  *                  own per-device lock so two workers overlap h and MSMs (the GPU
@@ -148,6 +151,12 @@ typedef struct engine_config {
                                   list of CUDA ordinals, one logical device each, repeats
                                   allowed ("0,1"; "0,0" = two logical devices on GPU 0); with
                                   the CPU backend only the count matters (logical CPU devices) */
+    const char *const *circuits; /* n_circuits registrations "NAME=ZKEY,GENERATOR" (witgen.h):
+                                  jobs may then give circuit inputs instead of witnesses */
+    size_t n_circuits;
+    const char *node;          /* node program for .wasm generators: a path, or a name looked up
+                                  in $PATH; NULL or "" = "node" */
+    int64_t witgen_timeout_s;  /* seconds one witness generator may run; default 600 */
 } engine_config;
 
 #define ENGINE_BUDGET_MARGIN ((uint64_t)2 << 30) /* bytes left to the OS by budget auto */
@@ -172,13 +181,18 @@ void engine_destroy(engine *e);
 #define ENGINE_MAX_PARTITIONS 1024
 
 typedef struct engine_job_spec {
-    const char *zkey_path;          /* path on this host (required) */
+    const char *zkey_path;          /* path on this host (required unless circuit is given) */
     size_t n_partitions;            /* 1..ENGINE_MAX_PARTITIONS */
-    /* Either witness_paths (paths on this host, read at proving time) or witness_data
-     * (whole .wtns file images, copied into the data dir before submit returns). */
+    /* Exactly one of witness_paths (paths on this host, read at proving time), witness_data
+     * (whole .wtns file images, copied into the data dir before submit returns) or inputs. */
     const char *const *witness_paths;   /* n_partitions entries, or NULL */
     const uint8_t *const *witness_data; /* n_partitions entries, or NULL */
     const size_t *witness_sizes;        /* bytes of each witness_data entry */
+    /* A registered circuit (engine_config.circuits) instead of zkey_path: inputs holds one
+     * circuit input per partition (JSON object text), written into the data dir before
+     * submit returns; synthesis runs the circuit's witness generator on it. */
+    const char *circuit;                /* circuit name, or NULL */
+    const char *const *inputs;          /* n_partitions entries, or NULL */
     engine_kind kind;
     int priority;                   /* engine_priority, or -1 for engine_kind_default_priority */
     const char *idempotency_key;    /* NULL or "" for none; at most 200 bytes */
@@ -186,7 +200,7 @@ typedef struct engine_job_spec {
 
 /* Validates, journals and enqueues a job; writes its id. With an idempotency key that
  * was seen before, writes the existing job's id and sets *existed = 1 (else 0).
- * Errors: CUZK_EINVAL (bad spec), CUZK_EIO/CUZK_EFORMAT (unreadable or malformed
+ * Errors: CUZK_EINVAL (bad spec, unknown circuit), CUZK_EIO/CUZK_EFORMAT (unreadable or malformed
  * file), CUZK_ECURVE (witness curve differs from the key), CUZK_EBUDGET (one partition
  * needs more than the whole budget; the message names both numbers), CUZK_ESTORE. */
 cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID_LEN], int *existed,
@@ -233,6 +247,10 @@ json_t *engine_list(engine *e, const char *state_filter, int limit);
  * CUZK_ENOTFOUND (job, partition or expired proof), CUZK_EINVAL (job not DONE). */
 cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **proof_json,
                             char **public_json, char *err);
+
+/* Registered circuits (caller json_decref's):
+ *   [{"name","zkey","generator","kind":"native|wasm"}]                                 */
+json_t *engine_circuits_json(engine *e);
 
 /* ---- proving keys ---- */
 /* Loads a key (mmap, attach to every backend) and keeps it until evicted. Blocks. */

@@ -22,6 +22,7 @@
 #include "engine/pqueue.h"
 #include "engine/store.h"
 #include "engine/tracker.h"
+#include "engine/witgen.h"
 #include "groth16/prover.h"
 
 #define ENGINE_PATH_MAX STORE_PATH_MAX
@@ -83,6 +84,9 @@ struct ejob {
     engine_job_state state;
     char zkey[ENGINE_PATH_MAX];
     char idem[STORE_KEY_MAX];
+    char circuit[WITGEN_NAME_MAX]; /* registered circuit of an input job, "" for witness jobs */
+    const witgen_circuit *gen;  /* its generator (e->circuits); NULL for witness jobs. Then each
+                                   partition's `witness` is its input JSON in the data dir */
     uint32_t n_parts, n_done;
     epart *parts;
     int64_t submitted_ms, finished_ms, fetched_ms; /* unix ms */
@@ -175,6 +179,11 @@ struct engine {
     uint64_t jobs_total[KIND_COUNT][JOB_CANCELED + 1]; /* terminal + submitted (QUEUED) */
     uint64_t parts_total[PART_CANCELED + 1];
     uint64_t retries, verify_failures;
+
+    /* registered circuits (engine_witgen.c), fixed after engine_create */
+    witgen_circuit *circuits;
+    size_t n_circuits;
+    char node[ENGINE_PATH_MAX]; /* resolved node program ("" when no circuit needs it) */
 };
 
 /* ---- time ---- */
@@ -209,6 +218,17 @@ void bufpool_give(engine *e, uint8_t *p, size_t size);      /* caches it (keeps 
 int bufpool_has(engine *e, size_t size);                    /* a cached buffer of that size exists */
 uint64_t bufpool_trim(engine *e);                            /* frees all cached; returns bytes released */
 uint64_t bufpool_cached_bytes(engine *e);
+
+/* ---- engine_witgen.c ---- */
+/* parses and checks cfg.circuits into e->circuits, resolves node (engine_create) */
+cuzk_err eng_circuits_load(engine *e, char *err);
+const witgen_circuit *eng_circuit_find(engine *e, const char *name);
+/* Runs the job's generator on partition p's input into a .wtns in the data dir, whose path
+ * is written to out; the caller unlinks it once loaded. Stops when the job stops or the
+ * engine does. e->mu NOT held. */
+cuzk_err eng_witgen_partition(engine *e, epart *p, char *out, size_t cap, char *err);
+/* removes generated witnesses a crash left behind (engine_start, before any worker) */
+void eng_witgen_sweep(engine *e);
 
 /* ---- pipeline.c ---- */
 cuzk_err pipeline_start(engine *e, char *err);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "engine/engine_internal.h"
 #include "util/log.h"
@@ -308,15 +309,24 @@ static cuzk_err synthesize(engine *e, epart *p, char *err)
         if (!p->buf)
             return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes of workspace", p->buf_size);
     }
-    wtns_file w;
-    if ((rc = wtns_open(&w, p->witness, err)))
-        return rc;
-    if ((rc = zkey_check_witness(z, &w, err)) || (rc = groth16_public_from_wtns(&p->pub, z, &w, err))) {
-        wtns_close(&w);
-        return rc;
+    /* a job of circuit inputs: the generator writes the witness (engine_witgen.c) */
+    char gen_path[ENGINE_PATH_MAX + 64];
+    const char *wpath = p->witness;
+    if (p->job->gen) {
+        if ((rc = eng_witgen_partition(e, p, gen_path, sizeof gen_path, err)))
+            return rc;
+        wpath = gen_path;
     }
-    memcpy(p->buf + ws_bytes, w.values, wbytes);
-    wtns_close(&w);
+    wtns_file w;
+    if (!(rc = wtns_open(&w, wpath, err))) {
+        if (!(rc = zkey_check_witness(z, &w, err)) && !(rc = groth16_public_from_wtns(&p->pub, z, &w, err)))
+            memcpy(p->buf + ws_bytes, w.values, wbytes);
+        wtns_close(&w);
+    }
+    if (p->job->gen)
+        unlink(gen_path); /* copied into the workspace: a retry generates it again */
+    if (rc)
+        return rc;
     budget_release(&e->bud, p->held_file);
     p->held_file = 0;
     groth16_ws_init(&p->ws, z, p->buf, p->buf + ws_bytes);

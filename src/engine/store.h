@@ -28,6 +28,8 @@ typedef struct store_job {
     int state;                  /* engine_job_state */
     char zkey[STORE_PATH_MAX];  /* proving key path */
     char idem[STORE_KEY_MAX];   /* idempotency key, "" for none */
+    char circuit[64];           /* registered circuit of an input job, "" for witness jobs; then
+                                   each partition's witness column names its input JSON file */
     uint32_t n_parts;           /* partitions */
     int64_t submitted_ms;       /* unix ms */
     int64_t finished_ms;        /* unix ms, 0 until terminal */
@@ -40,7 +42,7 @@ typedef struct store_part {
     int state;                    /* engine_part_state as journaled: QUEUED, DONE, FAILED, CANCELED */
     int attempts;                 /* proving attempts started */
     int owned;                    /* 1: witness is a file in the data dir, deleted with the job */
-    char witness[STORE_PATH_MAX]; /* .wtns path */
+    char witness[STORE_PATH_MAX]; /* .wtns path (input .json path for a job with a circuit) */
 } store_part;
 
 typedef struct store store;

@@ -1,9 +1,10 @@
 /* store_sqlite.c - the journal (store.h) on SQLite: WAL mode, one connection guarded by
  * a mutex, jobs and parts tables, proofs stored as JSON text in the parts rows.
  *
- * Schema (version 1):
+ * Schema (version 2):
  *   jobs(id INTEGER PRIMARY KEY, kind, priority, state, zkey, idem UNIQUE (NULL for none),
- *        n_parts, submitted_ms, finished_ms, fetched_ms, error)
+ *        n_parts, submitted_ms, finished_ms, fetched_ms, error, circuit)
+ * Version 1 lacked jobs.circuit; opening such a journal adds the column ('' for all jobs).
  *   parts(job, idx, state, attempts, owned, witness, proof, public, PRIMARY KEY(job, idx))
  */
 #include "engine/store.h"
@@ -24,12 +25,15 @@ static const char *schema =
     "CREATE TABLE IF NOT EXISTS jobs(id INTEGER PRIMARY KEY AUTOINCREMENT, kind INTEGER NOT NULL,"
     " priority INTEGER NOT NULL, state INTEGER NOT NULL, zkey TEXT NOT NULL, idem TEXT UNIQUE,"
     " n_parts INTEGER NOT NULL, submitted_ms INTEGER NOT NULL, finished_ms INTEGER NOT NULL DEFAULT 0,"
-    " fetched_ms INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '');"
+    " fetched_ms INTEGER NOT NULL DEFAULT 0, error TEXT NOT NULL DEFAULT '',"
+    " circuit TEXT NOT NULL DEFAULT '');"
     "CREATE TABLE IF NOT EXISTS parts(job INTEGER NOT NULL REFERENCES jobs(id) ON DELETE CASCADE,"
     " idx INTEGER NOT NULL, state INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0,"
     " owned INTEGER NOT NULL DEFAULT 0, witness TEXT NOT NULL, proof TEXT, public TEXT,"
-    " PRIMARY KEY(job, idx));"
-    "PRAGMA user_version = 1;";
+    " PRIMARY KEY(job, idx));";
+
+/* version 1 -> 2: the circuit of input jobs */
+static const char *migrate_v2 = "ALTER TABLE jobs ADD COLUMN circuit TEXT NOT NULL DEFAULT '';";
 
 static cuzk_err sq_fail(sq *q, char *err, const char *what)
 {
@@ -67,8 +71,8 @@ static cuzk_err sq_job_insert(store *s, store_job *job, const store_part *parts,
         }
     }
     if (sqlite3_prepare_v2(q->db,
-                           "INSERT INTO jobs(kind, priority, state, zkey, idem, n_parts, submitted_ms)"
-                           " VALUES(?,?,?,?,?,?,?)",
+                           "INSERT INTO jobs(kind, priority, state, zkey, idem, n_parts, submitted_ms, circuit)"
+                           " VALUES(?,?,?,?,?,?,?,?)",
                            -1, &st, NULL) != SQLITE_OK) {
         e = sq_fail(q, err, "prepare insert job");
         goto rollback;
@@ -83,6 +87,7 @@ static cuzk_err sq_job_insert(store *s, store_job *job, const store_part *parts,
         sqlite3_bind_null(st, 5);
     sqlite3_bind_int64(st, 6, job->n_parts);
     sqlite3_bind_int64(st, 7, job->submitted_ms);
+    sqlite3_bind_text(st, 8, job->circuit, -1, SQLITE_TRANSIENT);
     if (sqlite3_step(st) != SQLITE_DONE) {
         e = sq_fail(q, err, "insert job");
         goto rollback;
@@ -228,7 +233,7 @@ static cuzk_err sq_load_all(store *s, void (*fn)(void *ctx, const store_job *job
     pthread_mutex_lock(&q->mu);
     if (sqlite3_prepare_v2(q->db,
                            "SELECT id, kind, priority, state, zkey, idem, n_parts, submitted_ms, finished_ms,"
-                           " fetched_ms, error FROM jobs ORDER BY id",
+                           " fetched_ms, error, circuit FROM jobs ORDER BY id",
                            -1, &sj, NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(q->db, "SELECT idx, state, attempts, owned, witness FROM parts WHERE job = ? ORDER BY idx",
                            -1, &sp, NULL) != SQLITE_OK) {
@@ -249,6 +254,7 @@ static cuzk_err sq_load_all(store *s, void (*fn)(void *ctx, const store_job *job
         job->finished_ms = sqlite3_column_int64(sj, 8);
         job->fetched_ms = sqlite3_column_int64(sj, 9);
         copy_text(job->error, sizeof job->error, sqlite3_column_text(sj, 10));
+        copy_text(job->circuit, sizeof job->circuit, sqlite3_column_text(sj, 11));
         free(parts);
         parts = calloc(job->n_parts ? job->n_parts : 1, sizeof *parts);
         if (!parts) {
@@ -343,9 +349,31 @@ cuzk_err store_sqlite_open(store **out, const char *path, char *err)
     char *msg = NULL;
     if (sqlite3_exec(q->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;", NULL,
                      NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(q->db, schema, NULL, NULL, &msg) != SQLITE_OK) {
+        sqlite3_exec(q->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK) {
         cuzk_errf(err, CUZK_ESTORE, "journal: %s: %s", path, msg ? msg : "setup failed");
         sqlite3_free(msg);
+        sq_close(s);
+        return CUZK_ESTORE;
+    }
+    /* schema and migration in one transaction, so that two daemons racing on a new data dir
+       cannot both add the column */
+    sqlite3_stmt *uv = NULL;
+    int version = -1;
+    if (sqlite3_prepare_v2(q->db, "PRAGMA user_version", -1, &uv, NULL) == SQLITE_OK && sqlite3_step(uv) == SQLITE_ROW)
+        version = sqlite3_column_int(uv, 0);
+    sqlite3_finalize(uv);
+    int has_jobs = 0;
+    if (sqlite3_prepare_v2(q->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'jobs'", -1, &uv,
+                           NULL) == SQLITE_OK && sqlite3_step(uv) == SQLITE_ROW)
+        has_jobs = 1;
+    sqlite3_finalize(uv);
+    if (version < 0 || sqlite3_exec(q->db, schema, NULL, NULL, &msg) != SQLITE_OK ||
+        (has_jobs && version < 2 && sqlite3_exec(q->db, migrate_v2, NULL, NULL, &msg) != SQLITE_OK) ||
+        sqlite3_exec(q->db, "PRAGMA user_version = 2; COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        cuzk_errf(err, CUZK_ESTORE, "journal: %s: %s", path,
+                  msg ? msg : version < 0 ? sqlite3_errmsg(q->db) : "setup failed");
+        sqlite3_free(msg);
+        sqlite3_exec(q->db, "ROLLBACK", NULL, NULL, NULL);
         sq_close(s);
         return CUZK_ESTORE;
     }

@@ -38,6 +38,7 @@ static const route routes[] = {
     {"GET", "/v1/jobs/*/proofs/*", api_jobs_proof},
     {"GET", "/v1/jobs/*/proofs/*/proof", api_jobs_proof_file},
     {"GET", "/v1/jobs/*/proofs/*/public", api_jobs_public_file},
+    {"GET", "/v1/circuits", api_circuits_list},
     {"GET", "/v1/keys", api_keys_list},
     {"POST", "/v1/keys/preload", api_keys_preload},
     {"POST", "/v1/keys/evict", api_keys_evict},

@@ -7,6 +7,7 @@
  *   GET  /v1/timeline                   GPU utilisation samples (?window_ms=&step_ms=)
  *   GET  /v1/trace                      Chrome trace-event JSON (?since_ms=)
  *   POST /v1/jobs                       submit (JSON, or one raw .wtns body)
+ *   GET  /v1/circuits                   circuits registered with their witness generator
  *   GET  /v1/jobs                       list (?state=&limit=)
  *   GET  /v1/jobs/{id}                  one job with its partitions
  *   GET  /v1/jobs/{id}/await            long-poll until terminal (?timeout=SECONDS)
@@ -59,6 +60,7 @@ void api_jobs_cancel(api_ctx *a, const http_req *req, http_resp *resp, char **pa
 void api_jobs_proof(api_ctx *a, const http_req *req, http_resp *resp, char **params);
 void api_jobs_proof_file(api_ctx *a, const http_req *req, http_resp *resp, char **params);
 void api_jobs_public_file(api_ctx *a, const http_req *req, http_resp *resp, char **params);
+void api_circuits_list(api_ctx *a, const http_req *req, http_resp *resp, char **params);
 void api_keys_list(api_ctx *a, const http_req *req, http_resp *resp, char **params);
 void api_keys_preload(api_ctx *a, const http_req *req, http_resp *resp, char **params);
 void api_keys_evict(api_ctx *a, const http_req *req, http_resp *resp, char **params);

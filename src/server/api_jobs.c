@@ -4,6 +4,8 @@
  *   {"zkey": "/abs/circuit.zkey", "witnesses": ["/abs/p0.wtns", ...]          (paths on this host)
  *    | "witness_data": ["<base64 .wtns>", ...],                              (uploaded)
  *    "kind": "porep", "priority": "high", "idempotency_key": "k"}
+ * or, for a circuit registered with its witness generator (cuzk serve --circuit),
+ *   {"circuit": "NAME", "inputs": [{...}, ...], ...}                        (one object per partition)
  * or a raw .wtns body (Content-Type: application/octet-stream) for one partition, with
  * zkey, kind, priority and idempotency_key in the query string. Every field is checked
  * here before the engine sees it; unknown keys are refused so that a typo does not
@@ -196,6 +198,7 @@ void api_jobs_submit(api_ctx *a, const http_req *req, http_resp *resp, char **pa
     }
     const char **paths = NULL;
     const uint8_t **data = NULL;
+    char **inputs = NULL;
     size_t *sizes = NULL, n = 0;
     engine_job_spec spec;
     memset(&spec, 0, sizeof spec);
@@ -205,7 +208,7 @@ void api_jobs_submit(api_ctx *a, const http_req *req, http_resp *resp, char **pa
         goto done;
     }
     static const char *const keys[] = {"zkey", "witnesses", "witness_data", "kind", "priority",
-                                       "idempotency_key"};
+                                       "idempotency_key", "circuit", "inputs"};
     const char *k;
     json_t *v;
     json_object_foreach(root, k, v)
@@ -216,20 +219,68 @@ void api_jobs_submit(api_ctx *a, const http_req *req, http_resp *resp, char **pa
         if (i == sizeof keys / sizeof keys[0]) {
             http_resp_error(resp, 400,
                             "unknown key '%s' in the job (allowed: zkey, witnesses, witness_data, "
-                            "kind, priority, idempotency_key)",
+                            "circuit, inputs, kind, priority, idempotency_key)",
                             k);
             goto done;
         }
-        int want_string = strcmp(k, "witnesses") && strcmp(k, "witness_data");
+        int want_string = strcmp(k, "witnesses") && strcmp(k, "witness_data") && strcmp(k, "inputs");
         if (want_string ? !json_is_string(v) : !json_is_array(v)) {
             http_resp_error(resp, 400, "'%s' must be %s", k,
-                            want_string ? "a string" : "an array of strings");
+                            want_string           ? "a string"
+                            : !strcmp(k, "inputs") ? "an array of objects (one circuit input per partition)"
+                                                   : "an array of strings");
             goto done;
         }
     }
     json_t *jz = json_object_get(root, "zkey");
     json_t *jw = json_object_get(root, "witnesses");
     json_t *jd = json_object_get(root, "witness_data");
+    json_t *jc = json_object_get(root, "circuit");
+    json_t *jin = json_object_get(root, "inputs");
+    if (jc || jin) {
+        /* circuit inputs: the daemon runs the circuit's witness generator */
+        if (!jc || !jin) {
+            http_resp_error(resp, 400, jc ? "missing 'inputs' (one circuit input object per partition)"
+                                          : "'inputs' needs 'circuit' (the name of a circuit registered "
+                                            "with cuzk serve --circuit; GET /v1/circuits lists them)");
+            goto done;
+        }
+        if (jz || jw || jd) {
+            http_resp_error(resp, 400, "a job with 'circuit' and 'inputs' takes no '%s' (the circuit "
+                                       "names its key and the daemon generates the witnesses)",
+                            jz ? "zkey" : jw ? "witnesses" : "witness_data");
+            goto done;
+        }
+        n = json_array_size(jin);
+        if (n == 0 || n > ENGINE_MAX_PARTITIONS) {
+            http_resp_error(resp, 400, "'inputs' has %zu entries; a job has 1..%d partitions", n,
+                            ENGINE_MAX_PARTITIONS);
+            goto done;
+        }
+        inputs = calloc(n, sizeof *inputs);
+        if (!inputs) {
+            http_resp_error(resp, 503, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++) {
+            json_t *o = json_array_get(jin, i);
+            if (!json_is_object(o)) {
+                http_resp_error(resp, 400,
+                                "'inputs'[%zu] must be a JSON object of circuit input signals, "
+                                "e.g. {\"a\": \"3\"}",
+                                i);
+                goto done;
+            }
+            inputs[i] = json_dumps(o, JSON_COMPACT);
+            if (!inputs[i]) {
+                http_resp_error(resp, 503, "out of memory");
+                goto done;
+            }
+        }
+        spec.circuit = json_string_value(jc);
+        spec.inputs = (const char *const *)inputs;
+        goto common;
+    }
     if (!jz) {
         http_resp_error(resp, 400, "missing 'zkey' (absolute path of the proving key)");
         goto done;
@@ -302,6 +353,7 @@ void api_jobs_submit(api_ctx *a, const http_req *req, http_resp *resp, char **pa
         spec.witness_data = data;
         spec.witness_sizes = sizes;
     }
+common:;
     json_t *jk = json_object_get(root, "kind"), *jp = json_object_get(root, "priority");
     if (kind_prio_from(jk ? json_string_value(jk) : NULL, jp ? json_string_value(jp) : NULL, &spec,
                        resp))
@@ -317,6 +369,10 @@ done:
     free(data);
     free(sizes);
     free(paths);
+    if (inputs)
+        for (size_t i = 0; i < n; i++)
+            free(inputs[i]);
+    free(inputs);
     json_decref(root);
 }
 
@@ -472,7 +528,15 @@ void api_jobs_public_file(api_ctx *a, const http_req *req, http_resp *resp, char
     fetch_one(a, resp, params, 1);
 }
 
-/* ---------------------------------------------------------------- keys */
+/* ---------------------------------------------------------------- circuits, keys */
+
+void api_circuits_list(api_ctx *a, const http_req *req, http_resp *resp, char **params)
+{
+    (void)req;
+    (void)params;
+    json_t *c = engine_circuits_json(a->eng);
+    api_reply_json(resp, 200, json_pack("{s:o}", "circuits", c ? c : json_array()));
+}
 
 void api_keys_list(api_ctx *a, const http_req *req, http_resp *resp, char **params)
 {

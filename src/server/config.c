@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { OPT_STR, OPT_INT, OPT_SIZE, OPT_ENUM } opt_type;
+typedef enum { OPT_STR, OPT_INT, OPT_SIZE, OPT_ENUM, OPT_LIST } opt_type;
 
 typedef struct opt_def {
     const char *name;    /* option name, used as --name and in config files */
     opt_type type;
     size_t off;          /* offset of the field in serve_config */
-    size_t cap;          /* OPT_STR/OPT_ENUM: field size in bytes */
+    size_t cap;          /* OPT_STR/OPT_ENUM: field size in bytes; OPT_LIST: the whole array */
     const char *def;     /* default, as text */
     const char *choices; /* OPT_ENUM: "a|b|c"; OPT_INT: "min..max" */
     const char *arg;     /* placeholder in --help */
@@ -56,6 +56,14 @@ static const opt_def opts[] = {
      "how long proofs are kept after they were first fetched"},
     {"log-level", OPT_ENUM, F(log_level), "info", "error|warn|info|debug", "LEVEL",
      "log verbosity on stderr"},
+    {"circuit", OPT_LIST, F(circuit), "", NULL, "NAME=ZKEY,GENERATOR",
+     "registers a circuit whose jobs may carry circuit inputs (JSON) instead of witnesses; "
+     "GENERATOR is the circom C++ witness program or the circom .wasm (run with node and the "
+     "generate_witness.js beside it). Repeatable"},
+    {"node", OPT_STR, F(node), "node", NULL, "PATH",
+     "node program that runs .wasm witness generators (a path, or a name looked up in $PATH)"},
+    {"witgen-timeout", OPT_INT, F(witgen_timeout), "600", "1..86400", "SECONDS",
+     "how long one witness generator may run before it is killed and its partition fails"},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
 
@@ -154,6 +162,18 @@ static cuzk_err opt_apply(serve_config *c, const opt_def *o, const char *value, 
         if (v < lo || v > hi)
             return cuzk_errf(err, CUZK_EINVAL, "--%s: %ld is outside %ld..%ld", o->name, v, lo, hi);
         *(int *)field = (int)v;
+        return CUZK_OK;
+    }
+    case OPT_LIST: {
+        /* only --circuit is a list: c->circuit[c->n_circuits++] */
+        if (!*value)
+            return CUZK_OK;
+        if (c->n_circuits >= SERVE_MAX_CIRCUITS)
+            return cuzk_errf(err, CUZK_EINVAL, "--%s: at most %d entries", o->name, SERVE_MAX_CIRCUITS);
+        if (strlen(value) >= sizeof c->circuit[0])
+            return cuzk_errf(err, CUZK_EINVAL, "--%s: value is longer than %zu bytes", o->name,
+                             sizeof c->circuit[0] - 1);
+        strcpy(c->circuit[c->n_circuits++], value);
         return CUZK_OK;
     }
     case OPT_SIZE: {

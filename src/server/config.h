@@ -14,6 +14,8 @@
 #include "util/err.h"
 
 #define SERVE_DEFAULT_LISTEN "127.0.0.1:9820"
+#define SERVE_MAX_CIRCUITS 64     /* --circuit registrations */
+#define SERVE_CIRCUIT_MAX 2200    /* bytes of one "NAME=ZKEY,GENERATOR" incl. NUL */
 
 typedef struct serve_config {
     char listen[256];      /* "HOST:PORT" or "unix:PATH" */
@@ -32,6 +34,10 @@ typedef struct serve_config {
     int proof_ttl;         /* seconds a finished job's proofs are kept unfetched */
     int fetch_grace;       /* seconds proofs are kept after their first fetch */
     char log_level[8];     /* error, warn, info, debug */
+    char circuit[SERVE_MAX_CIRCUITS][SERVE_CIRCUIT_MAX]; /* "NAME=ZKEY,GENERATOR" registrations */
+    int n_circuits;        /* entries of circuit[] (repeatable option: file and command line add up) */
+    char node[512];        /* node program for .wasm witness generators (path or name in $PATH) */
+    int witgen_timeout;    /* seconds one witness generator may run */
 } serve_config;
 
 void serve_config_defaults(serve_config *c);
