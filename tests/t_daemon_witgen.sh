@@ -12,8 +12,9 @@
 #   - unknown circuit, inputs that are not objects, inputs with witnesses, inputs without a
 #     circuit: 400 with a message naming the problem;
 #   - a native generator (a script standing in for circom's C++ program) that is held back:
-#     cancel kills it; kill -9 of the daemon while it runs, then a restart, completes the
-#     job; --witgen-timeout kills it and fails the job with "timeout";
+#     cancel kills it; SIGTERM kills it and the job completes after the restart; kill -9 of
+#     the daemon while it runs, then a restart, completes the job; --witgen-timeout kills it
+#     and fails the job with "timeout";
 #   - no generated .wtns is left behind, and the inputs are deleted with the job (--proof-ttl).
 # Skips (exit 77) when node or node_modules/circom2 is missing.
 # Usage: CUZK=bin/cuzk tests/t_daemon_witgen.sh   (normally through tests/run.sh)
@@ -166,8 +167,18 @@ gone=0
 for i in $(seq 1 40); do kill -0 "$gpid" 2>/dev/null || { gone=1; break; }; sleep 0.05; done
 check "cancel kills the running generator" [ $gone = 1 ]
 
-# ---------------------------------------------------------------- kill -9 and restart
+# ---------------------------------------------------------------- SIGTERM, kill -9 and restart
 rm -f "$tmp/gen.pids"
+sid=$("$CUZK" submit --server "$D_ADDR" --circuit held --input "$tmp/in1.json")
+for i in $(seq 1 100); do [ -s "$tmp/gen.pids" ] && break; sleep 0.05; done
+t0=$(date +%s%N)
+stop_daemon
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+alive=0
+while read -r p; do kill -0 "$p" 2>/dev/null && alive=1; done < "$tmp/gen.pids"
+check "SIGTERM while a generator runs: the daemon stops (exit $D_RC, $ms ms) and kills it" [ "$D_RC/$alive" = 0/0 ]
+rm -f "$tmp/gen.pids"
+start_daemon wg --circuit "mul=$ZKEY,$WASM" --circuit "held=$ZKEY,$c/held_gen.sh" || finish
 rid=$("$CUZK" submit --server "$D_ADDR" --circuit held --input "$tmp/in1.json" --input "$tmp/in0.json")
 for i in $(seq 1 100); do [ -s "$tmp/gen.pids" ] && break; sleep 0.05; done
 kill_daemon
@@ -180,6 +191,11 @@ if "$CUZK" await --server "$D_ADDR" --timeout 120 "$rid" --out "$tmp/out3" > /de
     verify_parts "the input job acknowledged before kill -9 completes after the restart" "$tmp/out3" 7:5 3:11
 else
     fail "job $rid did not complete after the restart: $(cat "$tmp/await.err")"
+fi
+if "$CUZK" await --server "$D_ADDR" --timeout 120 "$sid" --out "$tmp/out4" > /dev/null 2> "$tmp/await.err"; then
+    verify_parts "the input job interrupted by SIGTERM completes after the restarts" "$tmp/out4" 7:5
+else
+    fail "job $sid did not complete after the restart: $(cat "$tmp/await.err")"
 fi
 left=$(ls "$D_DATA/witness" | grep -c '^gen-')
 check "no generated witness is left in the data dir ($left)" [ "$left" = 0 ]

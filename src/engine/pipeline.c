@@ -366,7 +366,10 @@ static void *synth_main(void *arg)
         atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
         if (rc) {
             atomic_fetch_sub(&e->n_presynth, 1);
-            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            if (!e->running)
+                part_drop(e, p); /* stopped by the shutdown (a witness generator is killed): redone after restart */
+            else
+                part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
             continue;
         }
         stage_end(e, p, STAGE_SYNTH, -1, -1);

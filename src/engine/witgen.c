@@ -334,7 +334,7 @@ cuzk_err witgen_run(const witgen_circuit *c, const witgen_opts *o, const char *i
         return cuzk_errf(err, CUZK_ETIMEOUT, "circuit %s: witness generator killed after %lld s (timeout): %s",
                          c->name, (long long)(o->timeout_ms / 1000), msg);
     if (why == CUZK_ECANCELED)
-        return cuzk_errf(err, CUZK_ECANCELED, "circuit %s: witness generator stopped (job canceled)", c->name);
+        return cuzk_errf(err, CUZK_ECANCELED, "circuit %s: witness generator stopped (job canceled or daemon stopping)", c->name);
     if (WIFSIGNALED(status))
         return cuzk_errf(err, CUZK_EINVAL, "circuit %s: witness generator killed by signal %d: %s", c->name,
                          WTERMSIG(status), msg);
