@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli/cli.h"
 #include "groth16/backend.h"
@@ -38,6 +39,32 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Key-load progress on stderr: one line per 10% of a phase, once the load has run for more
+ * than a second or at once when stderr is a terminal; silent for quick loads. */
+typedef struct load_progress {
+    double t0;         /* start of the load, monotonic s */
+    int tty;           /* stderr is a terminal */
+    char phase[32];    /* phase of the last line */
+    int decile;        /* last tenth printed in that phase, -1 none */
+} load_progress;
+
+static void load_progress_cb(void *ctx, const char *phase, uint64_t done, uint64_t total)
+{
+    load_progress *lp = ctx;
+    if (strcmp(lp->phase, phase)) {
+        snprintf(lp->phase, sizeof lp->phase, "%s", phase);
+        lp->decile = -1;
+    }
+    double el = now_s() - lp->t0;
+    if (!lp->tty && el < 1.0)
+        return;
+    int d = total ? (int)(done * 10 / total) : 10;
+    if (d <= lp->decile)
+        return;
+    lp->decile = d;
+    fprintf(stderr, "cuzk prove: loading key: %s %d%% (%.1f s)\n", phase, d * 10, el);
 }
 
 static const char prove_help[] =
@@ -146,7 +173,9 @@ int cmd_prove(int argc, char **argv)
         goto fail;
     }
     double t1 = now_s();
-    if ((e = be->key_attach(be, &z, &ks, err)))
+    load_progress lp = {t1, isatty(STDERR_FILENO), "", -1};
+    groth16_key_opts kopts = {NULL, load_progress_cb, &lp};
+    if ((e = be->key_attach(be, &z, &kopts, &ks, err)))
         goto fail;
     double t2 = now_s();
     groth16_rs rs;

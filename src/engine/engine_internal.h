@@ -40,6 +40,11 @@ typedef struct ekey {
     cuzk_vk vk;                /* verification key (READY) */
     void *ks_synth;            /* key state on the synthesis backend */
     void *ks_dev[ENGINE_MAX_DEVICES]; /* key state on each device backend */
+    cuzk_matrix *matrix;       /* constraint matrix (CSR), shared by the synthesis and every
+                                  device backend's key state; freed after they detach (READY) */
+    const char *matrix_from;   /* "cache" (loaded from DATA/matrix/) or "built"; NULL before */
+    char load_phase[48];       /* while LOADING: the step running ("matrix", "bases dev0", ...) (e->mu) */
+    uint64_t load_done, load_total; /* its progress, in that step's units (e->mu) */
     uint64_t bytes;            /* bytes charged to the budget while loaded */
     int refs;                  /* partitions admitted with this key and not finished */
     int preloaded;             /* loaded by engine_key_preload */

@@ -159,11 +159,18 @@ json_t *engine_status_json(engine *e)
     json_t *keys = json_array();
     for (const ekey *k = e->keys; k; k = k->next) {
         static const char *const ks[] = {"empty", "loading", "ready", "failed"};
-        json_array_append_new(
-            keys, json_pack("{s:s,s:s,s:s,s:I,s:i,s:b,s:I,s:I,s:s}", "path", k->path, "state", ks[k->state], "curve",
-                            k->state == KEY_READY ? k->z.curve->label : "", "bytes", (json_int_t)k->bytes, "refs",
-                            k->refs, "preloaded", k->preloaded, "last_used_ms", (json_int_t)k->last_used_ms,
-                            "loaded_ms", (json_int_t)k->loaded_ms, "error", k->error));
+        json_t *ko = json_pack("{s:s,s:s,s:s,s:I,s:i,s:b,s:I,s:I,s:s,s:s?}", "path", k->path, "state", ks[k->state],
+                               "curve", k->state == KEY_READY ? k->z.curve->label : "", "bytes", (json_int_t)k->bytes,
+                               "refs", k->refs, "preloaded", k->preloaded, "last_used_ms",
+                               (json_int_t)k->last_used_ms, "loaded_ms", (json_int_t)k->loaded_ms, "error", k->error,
+                               "matrix", k->matrix_from);
+        /* load progress while loading: the step and its units done of total */
+        json_object_set_new(ko, "load",
+                            k->state == KEY_LOADING
+                                ? json_pack("{s:s,s:I,s:I}", "phase", k->load_phase, "done",
+                                            (json_int_t)k->load_done, "total", (json_int_t)k->load_total)
+                                : json_null());
+        json_array_append_new(keys, ko);
     }
     json_object_set_new(o, "keys", keys);
     json_object_set_new(o, "counters",

@@ -1,8 +1,8 @@
 /* keys.c - the engine's proving-key cache (LRU eviction under memory pressure), the
  * per-curve backends, and the reusable host buffer pool.
  *
- * DESIGN. A key's bytes (the mapped .zkey plus what each backend builds for it: the
- * CSR copy of the constraint matrix on the CPU, copies of unaligned bases) are charged
+ * DESIGN. A key's bytes (the mapped .zkey, its one constraint matrix shared by every
+ * backend, and each CPU backend's copies of unaligned bases) are charged
  * to the budget when its entry is created, by the dispatcher when it admits the first
  * partition that needs it, or by engine_key_preload. The first partition to run loads
  * it (key_ensure); others wait on e->cv_key. When the head of the scheduler does not
@@ -10,13 +10,22 @@
  * first. Preloaded keys are only dropped by engine_key_evict or when nothing else frees
  * enough memory.
  *
+ * The constraint matrix (groth16/matrix.h) is built once per circuit: key_matrix looks for
+ * DATA/matrix/<fingerprint>.csr, maps it when it is valid for the key and otherwise builds
+ * the CSR from section 4 and writes the file for the next start. The one matrix is handed to
+ * the synthesis backend and to every device backend (groth16_key_opts.matrix), which keep
+ * references into it, so it is freed only after they all detached. Load progress (phase,
+ * done, total) is published on the key for /status.
+ *
  * Workspace buffers (a, b, c and the aligned witness copy) are reused across partitions
  * of the same size: a returned buffer stays charged to the budget while cached, the
  * dispatcher hands it to the next partition that needs that size, and frees the cache
  * first when memory is short.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "engine/engine_internal.h"
 #include "util/log.h"
@@ -24,14 +33,15 @@
 uint64_t key_bytes_estimate(const zkey_file *z, int n_dev)
 {
     uint64_t file = z->map.size;
-    /* CPU key state: row offsets for A and B, then signal + coefficient per entry */
-    uint64_t csr = 2ull * ((uint64_t)z->domain_size + 1) * 4 + (uint64_t)z->n_coefs * (4 + 32);
+    /* one constraint matrix (matrix.h), shared by every backend */
+    uint64_t csr = matrix_bytes(z);
+    /* each CPU backend's aligned copies of unaligned base sections */
     uint64_t copies = 0;
     for (int i = 0; i < ZKEY_BASES; i++)
         if (((uintptr_t)z->bases[i] & 7) != 0)
             copies += (uint64_t)z->n_bases[i] * (i == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes);
     uint64_t vk = (uint64_t)(z->n_public + 1) * sizeof(g1_std) + 4096;
-    return file + (uint64_t)(1 + n_dev) * (csr + copies) + vk;
+    return file + csr + (uint64_t)(1 + n_dev) * copies + vk;
 }
 
 ekey *key_find(engine *e, const char *path)
@@ -67,9 +77,12 @@ static void key_unload(engine *e, ekey *k)
             if (k->ks_dev[d] && e->dev_be[c][d])
                 e->dev_be[c][d]->key_detach(e->dev_be[c][d], k->ks_dev[d]);
         pthread_mutex_unlock(&e->be_mu);
+        matrix_free(k->matrix);
         vk_free(&k->vk);
         zkey_close(&k->z);
     }
+    k->matrix = NULL;
+    k->matrix_from = NULL;
     k->ks_synth = NULL;
     memset(k->ks_dev, 0, sizeof k->ks_dev);
     k->state = KEY_EMPTY;
@@ -142,6 +155,64 @@ cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err)
     return be;
 }
 
+/* ---- loading ---- */
+
+typedef struct load_ctx {
+    engine *e;
+    ekey *k;
+    int dev; /* logical device whose backend reports, -1 for the engine or the synthesis backend */
+} load_ctx;
+
+/* progress callback of the matrix module and key_attach: published for /status */
+static void load_progress(void *vctx, const char *phase, uint64_t done, uint64_t total)
+{
+    load_ctx *x = vctx;
+    pthread_mutex_lock(&x->e->mu);
+    if (x->dev >= 0)
+        snprintf(x->k->load_phase, sizeof x->k->load_phase, "%s dev%d", phase, x->dev);
+    else
+        snprintf(x->k->load_phase, sizeof x->k->load_phase, "%s", phase);
+    x->k->load_done = done;
+    x->k->load_total = total;
+    pthread_mutex_unlock(&x->e->mu);
+}
+
+/* k->matrix <- the key's constraint matrix: DATA/matrix/<fingerprint>.csr when that file is
+ * valid for this key, else built from section 4 and written there (atomically) for the next
+ * start. A cache that exists but is unusable (corrupt, truncated, another key's) gets one
+ * warning and is overwritten; a data dir that cannot be written only costs a warning. */
+static cuzk_err key_matrix(engine *e, ekey *k, char *err)
+{
+    load_ctx x = {e, k, -1};
+    uint8_t fp[MATRIX_FP_BYTES];
+    char hex[2 * MATRIX_FP_BYTES + 1], dir[ENGINE_PATH_MAX + 16], path[ENGINE_PATH_MAX + 96];
+    load_progress(&x, "fingerprint", 0, 1);
+    matrix_fingerprint(fp, &k->z);
+    matrix_fp_hex(hex, fp);
+    snprintf(dir, sizeof dir, "%s/matrix", e->data_dir);
+    snprintf(path, sizeof path, "%s/%.32s.csr", dir, hex);
+    char why[CUZK_ERRLEN] = "";
+    matrix_status st;
+    if (matrix_load(&k->matrix, &st, path, &k->z, fp, load_progress, &x, why) == CUZK_OK) {
+        k->matrix_from = "cache";
+        return CUZK_OK;
+    }
+    if (st != MATRIX_MISSING)
+        LOG(LOG_WARN, "key %s: matrix cache not used, rebuilding it: %s", k->path, why);
+    cuzk_err rc = matrix_build(&k->matrix, &k->z, fp, load_progress, &x, err);
+    if (rc)
+        return rc;
+    k->matrix_from = "built";
+    load_progress(&x, "matrix save", 0, 1);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+        LOG(LOG_WARN, "key %s: cannot create %s, the matrix is not cached: %s", k->path, dir, strerror(errno));
+    else if (matrix_save(k->matrix, path, why) != CUZK_OK)
+        LOG(LOG_WARN, "key %s: the matrix is not cached: %s", k->path, why);
+    else
+        LOG(LOG_INFO, "key %s: matrix cached in %s", k->path, path);
+    return CUZK_OK;
+}
+
 /* loads path into k (k is KEY_LOADING and owned by this thread) */
 static cuzk_err key_load(engine *e, ekey *k, char *err)
 {
@@ -149,22 +220,29 @@ static cuzk_err key_load(engine *e, ekey *k, char *err)
     if (rc)
         return rc;
     cuzk_curve_id c = k->z.curve->id;
+    load_ctx xs = {e, k, -1}, xd[ENGINE_MAX_DEVICES];
+    groth16_key_opts opts = {NULL, load_progress, &xs};
     if ((rc = groth16_vk_from_zkey(&k->vk, NULL, &k->z, err)))
         goto fail_z;
+    if ((rc = key_matrix(e, k, err)))
+        goto fail_vk;
+    opts.matrix = k->matrix;
     cuzk_backend *be = eng_synth_backend(e, c, err);
     if (!be) {
         rc = CUZK_ENOMEM;
-        goto fail_vk;
+        goto fail_matrix;
     }
-    if ((rc = be->key_attach(be, &k->z, &k->ks_synth, err)))
-        goto fail_vk;
+    if ((rc = be->key_attach(be, &k->z, &opts, &k->ks_synth, err)))
+        goto fail_matrix;
     for (int d = 0; d < e->n_dev; d++) {
         cuzk_backend *db = eng_dev_backend(e, c, d, err);
         if (!db) {
             rc = e->use_gpu ? CUZK_ENODEV : CUZK_ENOMEM;
             goto fail_attach;
         }
-        if ((rc = db->key_attach(db, &k->z, &k->ks_dev[d], err)))
+        xd[d] = (load_ctx){e, k, d};
+        opts.progress_ctx = &xd[d];
+        if ((rc = db->key_attach(db, &k->z, &opts, &k->ks_dev[d], err)))
             goto fail_attach;
     }
     return CUZK_OK;
@@ -175,6 +253,10 @@ fail_attach:
     memset(k->ks_dev, 0, sizeof k->ks_dev);
     be->key_detach(be, k->ks_synth);
     k->ks_synth = NULL;
+fail_matrix:
+    matrix_free(k->matrix);
+    k->matrix = NULL;
+    k->matrix_from = NULL;
 fail_vk:
     vk_free(&k->vk);
 fail_z:
@@ -193,6 +275,8 @@ cuzk_err key_ensure(engine *e, ekey *k, char *err)
         return CUZK_OK;
     }
     k->state = KEY_LOADING;
+    snprintf(k->load_phase, sizeof k->load_phase, "open");
+    k->load_done = k->load_total = 0;
     pthread_mutex_unlock(&e->mu);
     int64_t t0 = eng_now_ms();
     cuzk_err rc = key_load(e, k, err);
@@ -205,7 +289,8 @@ cuzk_err key_ensure(engine *e, ekey *k, char *err)
         k->state = KEY_READY;
         k->loaded_ms = k->last_used_ms = eng_now_ms();
         k->error[0] = 0;
-        LOG(LOG_INFO, "key %s loaded in %lld ms", k->path, (long long)(k->loaded_ms - t0));
+        LOG(LOG_INFO, "key %s loaded in %lld ms (matrix %s)", k->path, (long long)(k->loaded_ms - t0),
+            k->matrix_from);
     }
     pthread_cond_broadcast(&e->cv_key);
     pthread_mutex_unlock(&e->mu);

@@ -126,16 +126,36 @@ fr fr_const(const void *table, unsigned k)
     return r;
 }
 
-cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *err)
+cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_opts *opts, void **ks, char *err)
 {
+    static const groth16_key_opts no_opts = {};
     gpu_impl *im = (gpu_impl *)be->impl;
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     gpu_key *k = (gpu_key *)calloc(1, sizeof *k);
-    uint32_t *h_row = nullptr, *h_col = nullptr, *h_fill = nullptr;
-    uint8_t *h_val = nullptr;
+    cuzk_matrix *own = nullptr; /* the CSR when we build it here (freed after the upload) */
+    const cuzk_matrix *mat = nullptr;
     size_t need = 0, free_b = 0, total_b = 0, n = 0, rows = 0, nc = 0;
+    uint64_t done = 0, total = 0;
+    cuzk_err rc;
     fr wn, iwn, w2n, ninv, one;
+    if (!opts)
+        opts = &no_opts;
+    /* copies b bytes host -> device in 64 MiB steps, adding them to done and reporting
+       (phase, done, total) after each step */
+    auto upload_chunked = [&](void *dst, const void *src, size_t b, const char *phase) -> cudaError_t {
+        const size_t step = (size_t)64 << 20;
+        for (size_t off = 0; off < b; off += step) {
+            size_t c = b - off < step ? b - off : step;
+            cudaError_t e = cudaMemcpy((uint8_t *)dst + off, (const uint8_t *)src + off, c, cudaMemcpyHostToDevice);
+            if (e != cudaSuccess)
+                return e;
+            done += c;
+            if (opts->progress)
+                opts->progress(opts->progress_ctx, phase, done, total);
+        }
+        return cudaSuccess;
+    };
     if (!k)
         return cuzk_errf(err, CUZK_ENOMEM, "gpu: out of host memory");
     *ks = nullptr;
@@ -146,6 +166,12 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *e
     if (z->log_domain + 1 > (unsigned)GPU_P(FR_TWO_ADICITY)) {
         free(k);
         return cuzk_errf(err, CUZK_EINVAL, "gpu: domain 2^%u is too large for this curve", z->log_domain);
+    }
+    mat = opts->matrix;
+    if (mat && (mat->curve != z->curve->id || mat->n != z->domain_size || mat->n_vars != z->n_vars ||
+                mat->n_entries != z->n_coefs)) {
+        free(k);
+        return cuzk_errf(err, CUZK_EINVAL, "gpu %d: the constraint matrix given is not this key's", im->device);
     }
     k->z = z;
     k->n = n = z->domain_size;
@@ -182,51 +208,33 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *e
     CUDA_TRY(cudaStreamCreateWithFlags(&k->st_copy, cudaStreamNonBlocking));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
 
-    /* bases, kept resident */
+    /* bases, kept resident, uploaded in steps so the caller sees progress */
+    for (int i = 0; i < ZKEY_BASES; i++)
+        total += set_points(z, i) * set_point_bytes(z, i);
     for (int i = 0; i < ZKEY_BASES; i++) {
         size_t b = set_points(z, i) * set_point_bytes(z, i);
         CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
-        if (b)
-            CUDA_TRY(cudaMemcpy(k->d_bases[i], z->bases[i], b, cudaMemcpyHostToDevice));
+        CUDA_TRY(upload_chunked(k->d_bases[i], z->bases[i], b, "bases"));
     }
 
-    /* CSR of section 4 by (matrix, row): counting sort */
-    h_row = (uint32_t *)calloc(rows + 1, 4);
-    h_fill = (uint32_t *)calloc(rows, 4);
-    h_col = (uint32_t *)malloc(nc ? nc * 4 : 4);
-    h_val = (uint8_t *)malloc(nc ? nc * 32 : 32);
-    if (!h_row || !h_fill || !h_col || !h_val) {
-        cu_err = cudaErrorMemoryAllocation;
-        cu_what = "host CSR buffers";
-        goto fail;
-    }
-    for (size_t e = 0; e < nc; e++) {
-        const uint8_t *r = z->coefs + e * 44;
-        uint32_t m, row;
-        memcpy(&m, r, 4);
-        memcpy(&row, r + 4, 4);
-        h_row[(size_t)m * n + row + 1]++;
-    }
-    for (size_t r = 0; r < rows; r++)
-        h_row[r + 1] += h_row[r];
-    for (size_t e = 0; e < nc; e++) {
-        const uint8_t *r = z->coefs + e * 44;
-        uint32_t m, row, sig;
-        memcpy(&m, r, 4);
-        memcpy(&row, r + 4, 4);
-        memcpy(&sig, r + 8, 4);
-        size_t at = h_row[(size_t)m * n + row] + h_fill[(size_t)m * n + row]++;
-        h_col[at] = sig;
-        memcpy(h_val + at * 32, r + 12, 32);
+    /* CSR of section 4 (matrix.h): the caller's, or built here for this upload only */
+    if (!mat) {
+        if ((rc = matrix_build(&own, z, nullptr, opts->progress, opts->progress_ctx, err))) {
+            key_free(k);
+            return rc;
+        }
+        mat = own;
     }
     CUDA_TRY(cudaMalloc((void **)&k->d_row_ptr, (rows + 1) * 4));
     CUDA_TRY(cudaMalloc((void **)&k->d_col, nc ? nc * 4 : 4));
     CUDA_TRY(cudaMalloc((void **)&k->d_val, nc ? nc * 32 : 32));
-    CUDA_TRY(cudaMemcpy(k->d_row_ptr, h_row, (rows + 1) * 4, cudaMemcpyHostToDevice));
-    if (nc) {
-        CUDA_TRY(cudaMemcpy(k->d_col, h_col, nc * 4, cudaMemcpyHostToDevice));
-        CUDA_TRY(cudaMemcpy(k->d_val, h_val, nc * 32, cudaMemcpyHostToDevice));
-    }
+    done = 0;
+    total = (rows + 1) * 4 + (uint64_t)nc * 36;
+    CUDA_TRY(upload_chunked(k->d_row_ptr, mat->row_ptr, (rows + 1) * 4, "matrix"));
+    CUDA_TRY(upload_chunked(k->d_col, mat->sig, nc * 4, "matrix"));
+    CUDA_TRY(upload_chunked(k->d_val, mat->val, nc * 32, "matrix"));
+    matrix_free(own);
+    own = nullptr;
 
     /* NTT tables */
     k->plan.log_n = k->log_n;
@@ -251,17 +259,10 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *e
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[1], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaDeviceSynchronize());
-    free(h_row);
-    free(h_fill);
-    free(h_col);
-    free(h_val);
     *ks = k;
     return CUZK_OK;
 fail:
-    free(h_row);
-    free(h_fill);
-    free(h_col);
-    free(h_val);
+    matrix_free(own);
     key_free(k);
     return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
                      "gpu %d: key attach: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));

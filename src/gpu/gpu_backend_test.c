@@ -206,6 +206,7 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     uint8_t *wtns = malloc(nv * 32);
     uint8_t *mem_c = aligned_alloc(64, (abc + 63) / 64 * 64), *mem_g = aligned_alloc(64, (abc + 63) / 64 * 64);
     void *ks_c = NULL, *ks_g = NULL;
+    cuzk_matrix *mat = NULL; /* the GPU takes a shared matrix, the CPU builds its own */
     if (!wtns || !mem_c || !mem_g) {
         fprintf(stderr, "FAIL: out of memory\n");
         fails = 1;
@@ -241,7 +242,10 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     groth16_ws_init(&wc, &z, mem_c, wtns);
     groth16_ws_init(&wg, &z, mem_g, wtns);
     memset(mem_g, 0xa5, abc);
-    if (cpu->key_attach(cpu, &z, &ks_c, err) || gpu->key_attach(gpu, &z, &ks_g, err)) {
+    groth16_key_opts gopts = {0};
+    if (matrix_build(&mat, &z, NULL, NULL, NULL, err) ||
+        (gopts.matrix = mat, cpu->key_attach(cpu, &z, NULL, &ks_c, err)) ||
+        gpu->key_attach(gpu, &z, &gopts, &ks_g, err)) {
         fprintf(stderr, "FAIL: key attach: %s\n", err);
         fails = 1;
         goto done;
@@ -305,6 +309,7 @@ done:
         cpu->key_detach(cpu, ks_c);
     if (ks_g)
         gpu->key_detach(gpu, ks_g);
+    matrix_free(mat);
     free(wtns);
     free(mem_c);
     free(mem_g);

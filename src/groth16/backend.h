@@ -22,6 +22,7 @@
 
 #include "curves/curve.h"
 #include "groth16/formats.h"
+#include "groth16/matrix.h"
 #include "util/err.h"
 
 #define G1_JAC_LIMBS_MAX 18 /* 3 x 6 limbs (BLS12-381) */
@@ -36,7 +37,34 @@ typedef struct groth16_ws {
                              After compute_h: a holds h (std form), b, c are scratch. */
     uint64_t msm[ZKEY_BASES][G2_JAC_LIMBS_MAX]; /* MSM results, Jacobian mont; G1 sets use
                                                    the first 3*FQ_LIMBS limbs */
+    int pinned;           /* 1: wtns and a/b/c are page-locked host memory (gpu_host_alloc), so a
+                             GPU backend copies straight from and to them; 0: pageable */
+    /* Which device copy is current, for a device backend to skip re-uploading what it left
+       there itself: a token (gpu_token_next, unique per call, never 0) that the backend stored
+       both here and in its key state when its eval_abc left a/b/c on the device (abc_token) or
+       its compute_h left h there (h_token). 0: none. groth16_step_abc/step_h clear them before
+       the backend writes the host copies. */
+    uint64_t abc_token, h_token;
+    /* Optional phase hook (NULL: none). A device backend calls it around the copies the device
+       has to wait for (not those overlapped with compute): GROTH16_PHASE_COPY when such a copy
+       starts, GROTH16_PHASE_COMPUTE when device work resumes. A step starts in COMPUTE. */
+    void (*phase)(void *ctx, int phase);
+    void *phase_ctx;
 } groth16_ws;
+
+enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
+
+/* Options of key_attach. opts may be NULL (= all zero). */
+typedef struct groth16_key_opts {
+    const cuzk_matrix *matrix; /* NULL: the backend builds its own. Otherwise the CSR of this key
+                                  (matrix.h), which the caller keeps alive until key_detach:
+                                  backends reference it, they do not copy it. */
+    /* called from key_attach as it goes: phase "matrix" (the CSR: build or upload), "bases"
+       (bases copied or uploaded), with done/total in that phase's units (records or bytes).
+       May be NULL. */
+    void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
+    void *progress_ctx;
+} groth16_key_opts;
 
 typedef struct cuzk_backend cuzk_backend;
 struct cuzk_backend {
@@ -45,8 +73,10 @@ struct cuzk_backend {
     int device;           /* GPU ordinal, -1 for the CPU */
     void *impl;           /* backend private state */
 
-    /* Prepares a key for proving (GPU: uploads bases, reports progress). *ks is opaque. */
-    cuzk_err (*key_attach)(cuzk_backend *be, const zkey_file *z, void **ks, char *err);
+    /* Prepares a key for proving (GPU: uploads bases and the matrix). *ks is opaque. z (and
+       opts->matrix when given) must outlive the key state. */
+    cuzk_err (*key_attach)(cuzk_backend *be, const zkey_file *z, const groth16_key_opts *opts, void **ks,
+                           char *err);
     void (*key_detach)(cuzk_backend *be, void *ks);
     /* ws->a, b, c <- evaluations of the A, B, C=A*B polynomials on the domain (mont) */
     cuzk_err (*eval_abc)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);

@@ -1,7 +1,7 @@
 /* cpu_backend.h - the CPU implementation of the backend table (backend.h), per curve.
  *
  * Included once per curve translation unit (curve_impl.h). Multi-threaded through
- * the thread pool: a/b/c evaluation over rows of a CSR copy of zkey section 4, NTTs
+ * the thread pool: a/b/c evaluation over rows of the CSR of zkey section 4 (matrix.h), NTTs
  * per polynomial, Pippenger MSMs.
  *
  * Section 4 values are v = coef * R^2 mod r as plain integers; a Montgomery product of
@@ -13,13 +13,15 @@ typedef struct cpu_impl {
     pool_t *pool; /* worker threads (owned) */
 } cpu_impl;
 
-/* Section 4 re-laid out by row: for matrix m (0 = A, 1 = B), the entries of row i are
- * sig[m][ptr[m][i] .. ptr[m][i+1]) with coefficients val[...] (raw v, see above). */
+/* Section 4 by row (matrix.h): for matrix m (0 = A, 1 = B), the entries of row i are
+ * sig[ptr[m][i] .. ptr[m][i+1]) with coefficients val[...] (raw v, see above). The row
+ * offsets of the CSR are global, so ptr[1] is simply ptr[0] + n. */
 typedef struct cpu_key {
     const zkey_file *z;
-    uint32_t *ptr[2]; /* domain_size + 1 offsets */
-    uint32_t *sig[2]; /* signal (wire) index per entry */
-    fr_t *val[2];     /* v per entry */
+    const uint32_t *ptr[2]; /* domain_size + 1 offsets each, into the matrix */
+    const uint32_t *sig;    /* signal (wire) index per entry */
+    const fr_t *val;        /* v per entry (64-byte aligned in the matrix) */
+    cuzk_matrix *own_matrix; /* the matrix when this backend built it, else NULL (the caller's) */
     const void *bases[ZKEY_BASES]; /* 8-byte aligned bases: the zkey's own or owned[] */
     void *owned[ZKEY_BASES];       /* aligned copies where the zkey section is not aligned */
 } cpu_key;
@@ -28,91 +30,67 @@ static void cpu_key_free(cpu_key *k)
 {
     if (!k)
         return;
-    for (int m = 0; m < 2; m++) {
-        free(k->ptr[m]);
-        free(k->sig[m]);
-        free(k->val[m]);
-    }
+    matrix_free(k->own_matrix);
     for (int i = 0; i < ZKEY_BASES; i++)
         free(k->owned[i]);
     free(k);
 }
 
-static cuzk_err cpu_key_attach(cuzk_backend *be, const zkey_file *z, void **ks, char *err)
+static cuzk_err cpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_opts *opts, void **ks,
+                               char *err)
 {
     (void)be;
-    size_t n = z->domain_size;
+    static const groth16_key_opts none;
+    if (!opts)
+        opts = &none;
+    *ks = NULL;
+    cuzk_err rc;
     cpu_key *k = calloc(1, sizeof *k);
     if (!k)
         return cuzk_errf(err, CUZK_ENOMEM, "cpu backend: out of memory for key");
     k->z = z;
-    size_t count[2] = {0, 0};
-    for (int m = 0; m < 2; m++) {
-        k->ptr[m] = calloc(n + 1, sizeof(uint32_t));
-        if (!k->ptr[m])
-            goto nomem;
+    const cuzk_matrix *m = opts->matrix;
+    if (!m) {
+        if ((rc = matrix_build(&k->own_matrix, z, NULL, opts->progress, opts->progress_ctx, err)))
+            goto fail;
+        m = k->own_matrix;
+    } else if (m->curve != z->curve->id || m->n != z->domain_size || m->n_vars != z->n_vars || m->n_entries != z->n_coefs) {
+        rc = cuzk_errf(err, CUZK_EINVAL, "cpu backend: the constraint matrix given is not this key's");
+        goto fail;
+    } else if (opts->progress) {
+        opts->progress(opts->progress_ctx, "matrix", m->n_entries, m->n_entries);
     }
-    /* pass 1: counts per row */
-    for (uint32_t i = 0; i < z->n_coefs; i++) {
-        const uint8_t *rec = z->coefs + (size_t)i * 44;
-        uint32_t m, row;
-        memcpy(&m, rec, 4);
-        memcpy(&row, rec + 4, 4);
-        k->ptr[m][row + 1]++;
-        count[m]++;
-    }
-    for (int m = 0; m < 2; m++) {
-        for (size_t i = 0; i < n; i++)
-            k->ptr[m][i + 1] += k->ptr[m][i];
-        k->sig[m] = malloc((count[m] ? count[m] : 1) * sizeof(uint32_t));
-        k->val[m] = malloc((count[m] ? count[m] : 1) * sizeof(fr_t));
-        if (!k->sig[m] || !k->val[m])
-            goto nomem;
-    }
-    /* pass 2: fill, keeping record order within a row */
-    {
-        uint32_t *fill[2];
-        fill[0] = malloc(n * sizeof(uint32_t));
-        fill[1] = malloc(n * sizeof(uint32_t));
-        if (!fill[0] || !fill[1]) {
-            free(fill[0]);
-            free(fill[1]);
-            goto nomem;
-        }
-        memcpy(fill[0], k->ptr[0], n * sizeof(uint32_t));
-        memcpy(fill[1], k->ptr[1], n * sizeof(uint32_t));
-        for (uint32_t i = 0; i < z->n_coefs; i++) {
-            const uint8_t *rec = z->coefs + (size_t)i * 44;
-            uint32_t m, row, sig;
-            memcpy(&m, rec, 4);
-            memcpy(&row, rec + 4, 4);
-            memcpy(&sig, rec + 8, 4);
-            uint32_t at = fill[m][row]++;
-            k->sig[m][at] = sig;
-            memcpy(&k->val[m][at], rec + 12, sizeof(fr_t));
-        }
-        free(fill[0]);
-        free(fill[1]);
-    }
+    k->ptr[0] = m->row_ptr;
+    k->ptr[1] = m->row_ptr + z->domain_size;
+    k->sig = m->sig;
+    k->val = (const fr_t *)(const void *)m->val;
     /* zkey sections are 4-byte aligned; the arithmetic wants 8 */
+    uint64_t total = 0, done = 0;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        total += (uint64_t)z->n_bases[i] * (i == ZKEY_B2 ? sizeof(g2_aff_t) : sizeof(g1_aff_t));
     for (int i = 0; i < ZKEY_BASES; i++) {
         size_t psize = i == ZKEY_B2 ? sizeof(g2_aff_t) : sizeof(g1_aff_t);
         size_t bytes = (size_t)z->n_bases[i] * psize;
+        done += bytes;
         if (((uintptr_t)z->bases[i] & 7) == 0) {
             k->bases[i] = z->bases[i];
-            continue;
+        } else {
+            k->owned[i] = malloc(bytes ? bytes : 1);
+            if (!k->owned[i]) {
+                rc = cuzk_errf(err, CUZK_ENOMEM, "cpu backend: out of memory for aligned bases (%zu bytes)", bytes);
+                goto fail;
+            }
+            memcpy(k->owned[i], z->bases[i], bytes);
+            k->bases[i] = k->owned[i];
         }
-        k->owned[i] = malloc(bytes ? bytes : 1);
-        if (!k->owned[i])
-            goto nomem;
-        memcpy(k->owned[i], z->bases[i], bytes);
-        k->bases[i] = k->owned[i];
+        if (opts->progress)
+            opts->progress(opts->progress_ctx, "bases", done, total);
     }
     *ks = k;
     return CUZK_OK;
-nomem:
+fail:
     cpu_key_free(k);
-    return cuzk_errf(err, CUZK_ENOMEM, "cpu backend: out of memory building the constraint matrix");
+    return rc;
 }
 
 static void cpu_key_detach(cuzk_backend *be, void *ks)
@@ -135,8 +113,8 @@ static void abc_task(void *vctx, size_t task, int worker)
     abc_ctx *x = vctx;
     size_t lo = task * x->chunk, hi = lo + x->chunk < x->n ? lo + x->chunk : x->n;
     for (int m = 0; m < 2; m++) {
-        const uint32_t *ptr = x->k->ptr[m], *sig = x->k->sig[m];
-        const fr_t *val = x->k->val[m];
+        const uint32_t *ptr = x->k->ptr[m], *sig = x->k->sig;
+        const fr_t *val = x->k->val;
         for (size_t row = lo; row < hi; row++) {
             fr_t acc, t;
             fr_set_zero(&acc);

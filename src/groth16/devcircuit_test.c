@@ -450,7 +450,7 @@ static void test_files(const char *tmp, cuzk_curve_id curve, uint32_t n, uint32_
     cuzk_backend *be = cpu_backend_create(curve, 2, err);
     CHECK(be, "cpu backend: %s", err);
     void *ks = NULL;
-    if (be && !(e = be->key_attach(be, &z, &ks, err))) {
+    if (be && !(e = be->key_attach(be, &z, NULL, &ks, err))) {
         cuzk_proof proof;
         cuzk_public pub = {0};
         cuzk_vk vk = {0};
