@@ -9,16 +9,21 @@
 #      CPU backend's on a fresh random witness;
 #   3. the same keys proved with --backend gpu and --backend cpu under one CUZK_TEST_RS:
 #      proof.json byte-identical, accepted by `cuzk verify` and, where node and snarkjs are
-#      installed, by `snarkjs groth16 verify`.
+#      installed, by `snarkjs groth16 verify`;
+#   4. `cuzk dev-circuit --backend gpu` (key points by src/gpu/fixed_base.cuh) against
+#      `--backend cpu`: the same circuit.zkey byte for byte, both curves, sparse and dense,
+#      in one chunk and in many (CUZK_TEST_FB_CHUNK); then a timing line for 2^20
+#      constraints per curve (GPU and CPU, keys compared too), printed for the record.
 # Prints "SKIPPED: no GPU" and succeeds when nvidia-smi finds no GPU.
 # Env: CUZK (binary), GPU_TEST (gpu_backend_test binary), GPU_SIZES (constraint counts),
-#      GPU_LABS=0 to leave out step 1.
+#      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing.
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cd "$repo"
 
-# 0. the device field and point code on the CPU, PTX emulated (needs no GPU)
+# 0. the device field and point code, and the fixed-base kernels, on the CPU, PTX emulated
+#    (needs no GPU)
 if command -v g++ >/dev/null 2>&1; then
     if ! make -s -C dev/cuda emu >/dev/null 2>&1; then
         echo "FAIL: dev/cuda emu_test (device field/XYZZ code on the CPU vs dev/cuda/ref.h)"
@@ -26,6 +31,12 @@ if command -v g++ >/dev/null 2>&1; then
         exit 1
     fi
     echo "ok:   device field and XYZZ code, run on the CPU, match the reference"
+    if ! make -s -C dev/cuda fb-emu >/dev/null 2>&1; then
+        echo "FAIL: dev/cuda fb-emu (dev-circuit's fixed-base kernels on the CPU vs the CPU path)"
+        make -s -C dev/cuda fb-emu 2>&1 | grep -v '^ok' | tail -15
+        exit 1
+    fi
+    echo "ok:   fixed-base kernels, run on the CPU, give dev-circuit's CPU points"
 fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "SKIPPED: no GPU"
@@ -111,6 +122,58 @@ for curve in bn128 bls12381; do
         done
     done
 done
+# 4. dev-circuit's fixed-base products on the GPU against the CPU
+now() { date +%s.%N; }
+# devkey CURVE N SHAPE BACKEND DIR [VAR=value...]: makes a key; $secs: the seconds it took
+devkey() {
+    local curve=$1 n=$2 shape=$3 be=$4 d=$5 flag="" t0; shift 5
+    [ "$shape" = dense ] && flag=--dense
+    t0=$(now)
+    if ! env "$@" "$CUZK" dev-circuit --curve "$curve" --constraints "$n" --public 2 $flag --seed 11 \
+        --backend "$be" --out "$d" >"$d.gen" 2>&1; then
+        fail "dev-circuit --backend $be $curve $n $shape"; tail -5 "$d.gen"; return 1
+    fi
+    if ! grep -q "key points computed on: $be" "$d.gen"; then
+        fail "dev-circuit --backend $be $curve $n $shape: the report does not name $be"; tail -3 "$d.gen"
+        return 1
+    fi
+    secs=$(echo "$(now) $t0" | awk '{printf "%.2f", $1 - $2}')
+}
+for curve in bn128 bls12381; do
+    for shape in sparse dense; do
+        d=$tmp/fb-$curve-$shape
+        devkey $curve 3000 $shape cpu "$d-cpu" || continue
+        for run in "one chunk:" "chunks of 1000:CUZK_TEST_FB_CHUNK=1000"; do
+            label=${run%%:*}; envs=${run#*:}
+            rm -rf "$d-gpu"
+            devkey $curve 3000 $shape gpu "$d-gpu" $envs || continue
+            if cmp -s "$d-cpu/circuit.zkey" "$d-gpu/circuit.zkey"; then
+                pass "dev-circuit zkey gpu == cpu: $curve 3000 $shape, $label"
+            else
+                fail "dev-circuit zkey gpu != cpu: $curve 3000 $shape, $label"
+                cmp "$d-cpu/circuit.zkey" "$d-gpu/circuit.zkey" | head -2
+            fi
+        done
+    done
+done
+if [ "${GPU_DEV_TIMING:-1}" = 1 ]; then
+    for curve in bn128 bls12381; do
+        d=$tmp/fb-$curve-2p20
+        devkey $curve 2^20 sparse gpu "$d-gpu" || continue
+        tg=$secs
+        devkey $curve 2^20 sparse cpu "$d-cpu" || continue
+        tc=$secs
+        echo "timing: dev-circuit $curve 2^20 sparse: --backend gpu ${tg} s, --backend cpu ${tc} s" \
+            "($(nproc) CPUs; whole command)"
+        if cmp -s "$d-cpu/circuit.zkey" "$d-gpu/circuit.zkey"; then
+            pass "dev-circuit zkey gpu == cpu: $curve 2^20 sparse"
+        else
+            fail "dev-circuit zkey gpu != cpu: $curve 2^20 sparse"
+        fi
+        rm -rf "$d-gpu" "$d-cpu"
+    done
+fi
+
 if [ $failures -ne 0 ]; then
     echo "gpu.sh: $failures failure(s); logs in $tmp"
     exit 1

@@ -8,6 +8,9 @@
 #   - `cuzk prove` on our files gives a proof that snarkjs verifies;
 #   - the output says loudly that the setup is insecure, and the zkey's contribution record
 #     carries that in its name; the same seed gives byte-identical files, another seed not;
+#   - --backend: cpu and auto give the same bytes as the default, the report names the
+#     backend; without a GPU, auto falls back to the CPU and gpu exits 4 with a clear message
+#     and writes nothing (tests/gpu.sh compares gpu against cpu where there is a GPU);
 #   - bad arguments exit 2, an output folder that cannot be created exits 3.
 # Usage: CUZK=bin/cuzk tests/t_devcircuit.sh   (normally through tests/run.sh)
 set -uo pipefail
@@ -123,6 +126,38 @@ for f in circuit.zkey witness.wtns vk.json; do
 done
 if cmp -s "$tmp/s7a/circuit.zkey" "$tmp/s8/circuit.zkey"; then fail "seeds 7 and 8 gave the same zkey"; else
     pass "another seed, another zkey"; fi
+
+# --backend: who computes the points changes no byte
+have_gpu=0
+if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then have_gpu=1; fi
+run "backend cpu" 0 "$CUZK" dev-circuit -q --curve bn128 --constraints 300 --out "$tmp/bcpu" --seed 7 --backend cpu
+expect "backend cpu: the report names the CPU" 'key points computed on: cpu \('
+run "backend auto" 0 "$CUZK" dev-circuit -q --curve bn128 --constraints 300 --out "$tmp/bauto" --seed 7 --backend auto
+if [ $have_gpu = 0 ]; then
+    expect "backend auto without a GPU: the CPU made the points" 'key points computed on: cpu \('
+fi
+for d in bcpu bauto; do
+    if cmp -s "$tmp/s7a/circuit.zkey" "$tmp/$d/circuit.zkey"; then pass "$d: same zkey as the default"; else
+        fail "$d: another zkey than the default for the same seed"; fi
+done
+run "backend auto, bls12381" 0 "$CUZK" dev-circuit -q --curve bls12381 --constraints 200 --dense --out "$tmp/bauto2" \
+    --seed 3 --backend auto
+run "backend cpu, bls12381" 0 "$CUZK" dev-circuit -q --curve bls12381 --constraints 200 --dense --out "$tmp/bcpu2" \
+    --seed 3 --backend cpu
+if cmp -s "$tmp/bauto2/circuit.zkey" "$tmp/bcpu2/circuit.zkey"; then pass "bls12381: auto and cpu give the same zkey"; else
+    fail "bls12381: auto and cpu give different zkeys"; fi
+if [ $have_gpu = 0 ]; then
+    run "backend gpu without a GPU: exit 4" 4 "$CUZK" dev-circuit -q --curve bn128 --constraints 300 \
+        --out "$tmp/bgpu/sub" --backend gpu
+    expect "backend gpu without a GPU: says why" \
+        'backend gpu, but (no CUDA device was found|this cuzk was built without CUDA)'
+    if [ -e "$tmp/bgpu" ]; then fail "backend gpu without a GPU: created $tmp/bgpu"; else
+        pass "backend gpu without a GPU: wrote nothing"; fi
+fi
+run "bad backend" 2 "$CUZK" dev-circuit --curve bn128 --constraints 10 --out "$tmp/e6" --backend tpu
+expect "bad backend: says what it wants" 'cpu, gpu or auto'
+run "help names --backend" 0 "$CUZK" dev-circuit --help
+expect "help documents --backend" ' --backend B +where'
 
 # argument and file errors
 run "no arguments" 2 "$CUZK" dev-circuit

@@ -30,6 +30,9 @@ static const char dev_help[] =
     "  --seed S           selects circuit, witness and setup (default 1)\n"
     "  --r1cs             also write DIR/circuit.r1cs\n"
     "  --threads N        worker threads (default: all online CPUs)\n"
+    "  --backend B        where the key's points are computed: cpu, gpu (fails with exit\n"
+    "                     code 4 when there is no usable GPU) or auto (default: the GPU\n"
+    "                     when there is one, else the CPU). The key is the same byte for byte.\n"
     "  -q, --quiet        no progress lines on stderr\n";
 
 /* N, 2^K, Nk, Nm (binary multiples: 1k = 1024) */
@@ -108,6 +111,18 @@ int cmd_dev_circuit(int argc, char **argv)
             p.seed = strtoull(v, &end, 0);
             if (errno || end == v || *end || *v == '-') {
                 fprintf(stderr, "cuzk dev-circuit: --seed wants a non-negative integer, got '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            i++;
+        } else if (!strcmp(a, "--backend") && v) {
+            if (!strcmp(v, "auto"))
+                p.backend = DEV_BACKEND_AUTO;
+            else if (!strcmp(v, "cpu"))
+                p.backend = DEV_BACKEND_CPU;
+            else if (!strcmp(v, "gpu"))
+                p.backend = DEV_BACKEND_GPU;
+            else {
+                fprintf(stderr, "cuzk dev-circuit: --backend wants cpu, gpu or auto, got '%s'\n", v);
                 return EXIT_USAGE;
             }
             i++;

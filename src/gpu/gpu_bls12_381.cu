@@ -1,6 +1,7 @@
-/* gpu_bls12_381.cu - the CUDA backend instantiated for BLS12-381. */
+/* gpu_bls12_381.cu - the CUDA backend and the fixed-base kernels instantiated for BLS12-381. */
 #include "gpu/params_bls12_381.cuh"
 #define GPU_P(x) BLS12_381_##x
 #define GPU_SYM(x) x##_bls12_381
 #define GPU_CURVE_ID CURVE_BLS12_381
 #include "gpu/backend_impl.cuh"
+#include "gpu/fixed_base.cuh"

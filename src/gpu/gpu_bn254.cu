@@ -1,6 +1,7 @@
-/* gpu_bn254.cu - the CUDA backend instantiated for BN254. */
+/* gpu_bn254.cu - the CUDA backend and the fixed-base kernels instantiated for BN254. */
 #include "gpu/params_bn254.cuh"
 #define GPU_P(x) BN254_##x
 #define GPU_SYM(x) x##_bn254
 #define GPU_CURVE_ID CURVE_BN254
 #include "gpu/backend_impl.cuh"
+#include "gpu/fixed_base.cuh"

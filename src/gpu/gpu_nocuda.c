@@ -3,6 +3,7 @@
  * The Makefile compiles this file only when CUDA is not built (it skips *_nocuda.c
  * otherwise), so a CPU-only cuzk still links and says clearly why --backend gpu fails.
  */
+#include "gpu/fixed_base.h"
 #include "groth16/backend.h"
 
 cuzk_backend *gpu_backend_create(cuzk_curve_id curve, int device, char *err)
@@ -17,3 +18,38 @@ int gpu_device_count(void)
 {
     return 0;
 }
+
+/* the fixed-base kernels of dev-circuit (fixed_base.h) */
+#define GPU_FIXED_BASE_STUBS(C)                                                                     \
+    cuzk_err gpu_fixed_base_g1_##C(gpu_fixed_base **out, const void *h_table, unsigned w,        \
+                                   unsigned nwin, char *err)                                     \
+    {                                                                                            \
+        (void)h_table;                                                                           \
+        (void)w;                                                                                 \
+        (void)nwin;                                                                              \
+        *out = NULL;                                                                             \
+        return cuzk_errf(err, CUZK_ENODEV, "this cuzk was built without CUDA");                  \
+    }                                                                                            \
+    cuzk_err gpu_fixed_base_g2_##C(gpu_fixed_base **out, const void *h_table, unsigned w,        \
+                                   unsigned nwin, char *err)                                     \
+    {                                                                                            \
+        return gpu_fixed_base_g1_##C(out, h_table, w, nwin, err);                                \
+    }                                                                                            \
+    cuzk_err gpu_fixed_base_run_##C(gpu_fixed_base *fb, void *h_out, const void *h_k, size_t n,  \
+                                    char *err)                                                   \
+    {                                                                                            \
+        (void)fb;                                                                                \
+        (void)h_out;                                                                             \
+        (void)h_k;                                                                               \
+        (void)n;                                                                                 \
+        return cuzk_errf(err, CUZK_ENODEV, "this cuzk was built without CUDA");                  \
+    }                                                                                            \
+    const char *gpu_fixed_base_device_##C(const gpu_fixed_base *fb)                              \
+    {                                                                                            \
+        (void)fb;                                                                                \
+        return "none";                                                                           \
+    }                                                                                            \
+    void gpu_fixed_base_free_##C(gpu_fixed_base *fb) { (void)fb; }
+
+GPU_FIXED_BASE_STUBS(bn254)
+GPU_FIXED_BASE_STUBS(bls12_381)

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "groth16/backend.h"
 #include "groth16/formats.h"
 #include "groth16/proof.h"
 #include "groth16/prover.h"
@@ -627,6 +628,12 @@ cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err)
 
     if (!p->out_dir)
         return cuzk_errf(err, CUZK_EINVAL, "dev-circuit: no output folder");
+    if (p->backend == DEV_BACKEND_GPU && gpu_device_count() < 1) /* before any work or file */
+#ifdef CUZK_HAVE_CUDA
+        return cuzk_errf(err, CUZK_ENODEV, "dev-circuit: --backend gpu, but no CUDA device was found");
+#else
+        return cuzk_errf(err, CUZK_ENODEV, "dev-circuit: --backend gpu, but this cuzk was built without CUDA");
+#endif
     cuzk_err e = make_dir(p->out_dir, err);
     if (e)
         return e;
@@ -679,6 +686,7 @@ cuzk_err dev_circuit_generate(const dev_circuit_params *p, char *err)
                 (unsigned long long)p->seed);
         fprintf(r, "curve %s, %u constraints (%s), %u public, %u wires, domain %u\n", c.curve->name,
                 c.n_constraints, p->dense ? "dense" : "sparse", c.n_public, c.n_wires, c.domain_size);
+        fprintf(r, "key points computed on: %s\n", c.key_backend);
         fprintf(r, "wrote %s\nwrote %s\nwrote %s\n", zkey_path, wtns_path, vk_path);
         if (p->write_r1cs)
             fprintf(r, "wrote %s\n", r1cs_path);

@@ -40,6 +40,13 @@
 /* The name written into the zkey's contribution record (section 10, at most 64 bytes). */
 #define DEV_CONTRIBUTION_NAME "INSECURE dev setup, toxic waste known (cuzk dev-circuit)"
 
+/* Who computes the key's points (dev_circuit_params.backend). */
+enum {
+    DEV_BACKEND_AUTO = 0, /* the GPU when there is a usable one, else the CPU */
+    DEV_BACKEND_CPU = 1,  /* the CPU */
+    DEV_BACKEND_GPU = 2   /* the GPU, or fail with CUZK_ENODEV */
+};
+
 typedef struct dev_circuit_params {
     cuzk_curve_id curve;
     uint32_t n_constraints; /* >= 1; n_constraints + n_public < 2^DEV_MAX_LOG_DOMAIN */
@@ -48,6 +55,7 @@ typedef struct dev_circuit_params {
     uint64_t seed;          /* selects circuit, witness and the (known) toxic waste */
     int write_r1cs;         /* 1: also write DIR/circuit.r1cs */
     int threads;            /* worker threads; <= 0: all online CPUs */
+    int backend;            /* DEV_BACKEND_*: where the key's points are computed (same bytes) */
     int quiet;              /* 1: no progress lines on stderr */
     FILE *report;           /* gets the INSECURE warning and the summary (the CLI: stdout); NULL: none */
     const char *out_dir;    /* created if missing */
@@ -86,6 +94,7 @@ typedef struct dev_circuit {
     uint8_t *witness;
     uint64_t n_free_bits, n_free_full; /* statistics for the summary line */
     uint64_t n_cap_terms, n_cap_coefs, n_cap_wires; /* allocation capacities (internal) */
+    char key_backend[384]; /* set by the setup: what computed the key's points, e.g. "cpu (16 threads)" */
 } dev_circuit;
 
 /* ---- deterministic generator (xoshiro256**, seeded through splitmix64) ------------

@@ -150,7 +150,8 @@ static void test_fixed_base(pool_t *pool)
         else
             rand_fr(&k[i]);
     }
-    CHECK(dev_fb_g1_run(out, k, n, &t1, pool) && dev_fb_g2_run(out2, k, n, &t2, pool), "run: out of memory");
+    char err[CUZK_ERRLEN] = "";
+    CHECK(!dev_fb_g1_run(out, k, n, &t1, pool, err) && !dev_fb_g2_run(out2, k, n, &t2, pool, err), "run: %s", err);
     static const uint8_t zero[sizeof(g2_aff_t)];
     for (size_t i = 0; i < n; i++) {
         if (i % 7 != 0 && i % 5 != 1)

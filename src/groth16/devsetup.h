@@ -21,8 +21,13 @@
  * by window, in affine coordinates with one shared inversion per window (about 6M per
  * addition, no conversion at the end); chunks run over the thread pool. Work: 3 G1
  * products per wire (A, B1, C; zero scalars are free), 1 G2 product per wire (B2) and
- * 2 G1 products per constraint (H). A GPU fixed-base kernel can replace dev_fb_g1_run
- * and dev_fb_g2_run (same inputs: Montgomery scalars; outputs: affine, zkey layout).
+ * 2 G1 products per constraint (H).
+ * GPU. With a CUDA device (dev_circuit_params.backend auto or gpu) the same tables, built
+ * with a wider window (dev_fb_pick_w_gpu), are uploaded once and dev_fb_g1_run /
+ * dev_fb_g2_run hand the products to gpu/fixed_base.cuh: one thread per scalar, same digit
+ * recoding, XYZZ sums, batched conversion to affine. The points are the same group
+ * elements in the same reduced encoding, so the key is byte-identical to the CPU's. With
+ * auto, a missing or failing GPU leaves the work to the CPU.
  * All of this is variable-time, which is fine: the secrets are public by design.
  */
 #ifndef CUZK_GROTH16_DEVSETUP_H
@@ -33,8 +38,17 @@
 #include <string.h>
 #include <time.h>
 
+#include "gpu/fixed_base.h"
+#include "groth16/backend.h"
 #include "groth16/devcircuit.h"
 #include "util/pool.h"
+
+/* this curve's GPU fixed-base functions (gpu/fixed_base.h) */
+#if CURVE_IS_BN254
+#define DEV_GPU(x) x##_bn254
+#else
+#define DEV_GPU(x) x##_bls12_381
+#endif
 
 _Static_assert(sizeof(g1_aff_t) == 2 * 8 * FQ_LIMBS, "g1_aff_t must have the zkey's byte layout");
 _Static_assert(sizeof(g2_aff_t) == 4 * 8 * FQ_LIMBS, "g2_aff_t must have the zkey's byte layout");
@@ -90,6 +104,24 @@ static unsigned dev_fb_pick_w(size_t n, size_t aff_bytes)
     return best;
 }
 
+/* window width for the GPU: the products are cheap there while the table is built on the
+ * host, about half * t_cpu (windows in parallel), against n * nwin * t_gpu for the
+ * products; t_cpu / t_gpu is about 500 for one addition (estimated for BN254 G1 on 16
+ * cores against an H100-class card). Capped at 16 bits (tables of at most 96 MiB). */
+static unsigned dev_fb_pick_w_gpu(size_t n)
+{
+    unsigned best = 4;
+    double best_cost = 1e300;
+    for (unsigned w = 4; w <= 16; w++) {
+        double cost = dev_fb_nwin(w) * (double)n + 500.0 * (double)(1u << (w - 1));
+        if (cost < best_cost) {
+            best_cost = cost;
+            best = w;
+        }
+    }
+    return best;
+}
+
 /* signed digits of k (std form): k = sum d_i 2^(w i) */
 static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned nwin)
 {
@@ -114,7 +146,8 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
 #define DEV_FB_DEFINE(G, BF, BT)                                                                         \
     typedef struct dev_fb_##G {                                                                    \
         unsigned w, nwin, half;                                                                    \
-        G##_aff_t *t; /* nwin * half entries */                                                    \
+        G##_aff_t *t;        /* nwin * half entries */                                             \
+        gpu_fixed_base *gpu; /* t uploaded to the GPU (products there), or NULL: the CPU */        \
     } dev_fb_##G;                                                                                  \
                                                                                                    \
     typedef struct dev_fb_##G##_build_ctx {                                                        \
@@ -146,6 +179,7 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         tab->w = w;                                                                                \
         tab->nwin = dev_fb_nwin(tab->w);                                                           \
         tab->half = 1u << (tab->w - 1);                                                            \
+        tab->gpu = NULL;                                                                           \
         tab->t = malloc((size_t)tab->nwin * tab->half * sizeof *tab->t);                           \
         G##_jac_t *bj = malloc(tab->nwin * sizeof *bj);                                            \
         G##_aff_t *ba = malloc(tab->nwin * sizeof *ba);                                            \
@@ -177,8 +211,22 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         return dev_fb_##G##_init_w(tab, p, dev_fb_pick_w(n, sizeof(G##_aff_t)), pool);             \
     }                                                                                              \
                                                                                                    \
+    /* Uploads the table; products then run on the GPU. */                                        \
+    static cuzk_err dev_fb_##G##_to_gpu(dev_fb_##G *tab, char *err)                                \
+    {                                                                                              \
+        return DEV_GPU(gpu_fixed_base_##G)(&tab->gpu, tab->t, tab->w, tab->nwin, err);             \
+    }                                                                                              \
+                                                                                                   \
+    /* Products go back to the CPU. */                                                             \
+    static void dev_fb_##G##_gpu_release(dev_fb_##G *tab)                                          \
+    {                                                                                              \
+        DEV_GPU(gpu_fixed_base_free)(tab->gpu);                                                    \
+        tab->gpu = NULL;                                                                           \
+    }                                                                                              \
+                                                                                                   \
     static void dev_fb_##G##_free(dev_fb_##G *tab)                                                 \
     {                                                                                              \
+        dev_fb_##G##_gpu_release(tab);                                                             \
         free(tab->t);                                                                              \
         tab->t = NULL;                                                                             \
     }                                                                                              \
@@ -306,9 +354,10 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         }                                                                                          \
     }                                                                                              \
                                                                                                    \
-    /* out[i] = [k[i]]G (affine; zero scalars give the all-zero infinity). false: no memory */     \
-    static bool dev_fb_##G##_run(G##_aff_t *out, const fr_t *k, size_t n, const dev_fb_##G *tab,   \
-                                 pool_t *pool)                                                     \
+    /* out[i] = [k[i]]G on the CPU (affine; zero scalars give the all-zero infinity).          \
+     * false: no memory */                                                                         \
+    static bool dev_fb_##G##_run_cpu(G##_aff_t *out, const fr_t *k, size_t n,                      \
+                                     const dev_fb_##G *tab, pool_t *pool)                          \
     {                                                                                              \
         if (n == 0)                                                                                \
             return true;                                                                           \
@@ -335,6 +384,18 @@ static void dev_fb_recode(int32_t *d, const uint64_t k[4], unsigned w, unsigned 
         }                                                                                          \
         free(ctx.lanes);                                                                           \
         return ok;                                                                                 \
+    }                                                                                              \
+                                                                                                   \
+    /* out[i] = [k[i]]G, on the GPU when the table is there (tab->gpu), else on the CPU. The    \
+     * bytes are the same either way. */                                                          \
+    static cuzk_err dev_fb_##G##_run(G##_aff_t *out, const fr_t *k, size_t n,                      \
+                                     const dev_fb_##G *tab, pool_t *pool, char *err)               \
+    {                                                                                              \
+        if (tab->gpu)                                                                              \
+            return DEV_GPU(gpu_fixed_base_run)(tab->gpu, out, k, n, err);                          \
+        if (!dev_fb_##G##_run_cpu(out, k, n, tab, pool))                                           \
+            return cuzk_errf(err, CUZK_ENOMEM, "dev-circuit: out of memory for %zu products", n);  \
+        return CUZK_OK;                                                                            \
     }
 
 DEV_FB_DEFINE(g1, fq, fq_t)
@@ -462,6 +523,9 @@ typedef struct dev_key_ctx {
     dev_bin *out;
     dev_fb_g1 t1;
     dev_fb_g2 t2;
+    int backend;           /* DEV_BACKEND_AUTO / _CPU / _GPU, as asked for */
+    int used_cpu, used_gpu; /* 1 once a section's points were made there */
+    char gpu_name[256];    /* the device's name, "" before the upload */
     double t0;
 } dev_key_ctx;
 
@@ -471,36 +535,82 @@ static void dev_log(dev_key_ctx *k, const char *what, size_t n)
         fprintf(k->log, "dev-circuit: %-28s %10zu  (%.2f s)\n", what, n, dev_now() - k->t0);
 }
 
-/* writes [k[i]]1 for i < n as one section; false when out of memory */
-static bool dev_section_g1(dev_key_ctx *k, uint32_t type, const fr_t *s, size_t n, const char *what)
+/* The tables of the key's two generators: uploaded to the GPU when k->backend allows it
+ * and a device is there (with auto, a failed upload leaves the work to the CPU). n1, n2:
+ * about how many G1 and G2 products follow. */
+static cuzk_err dev_tables_init(dev_key_ctx *k, size_t n1, size_t n2, char *err)
 {
-    g1_aff_t *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p || !dev_fb_g1_run(p, s, n, &k->t1, k->pool)) {
-        free(p);
-        return false;
+    g1_aff_t g1;
+    g2_aff_t g2;
+    cuzk_err e = CUZK_OK;
+    g1_generator(&g1);
+    g2_generator(&g2);
+    if (k->backend != DEV_BACKEND_CPU && gpu_device_count() > 0) {
+        if (!dev_fb_g1_init_w(&k->t1, &g1, dev_fb_pick_w_gpu(n1), k->pool) ||
+            !dev_fb_g2_init_w(&k->t2, &g2, dev_fb_pick_w_gpu(n2), k->pool))
+            return cuzk_errf(err, CUZK_ENOMEM, "dev-circuit: out of memory for the fixed-base tables");
+        if (!(e = dev_fb_g1_to_gpu(&k->t1, err)) && !(e = dev_fb_g2_to_gpu(&k->t2, err))) {
+            snprintf(k->gpu_name, sizeof k->gpu_name, "%s", DEV_GPU(gpu_fixed_base_device)(k->t1.gpu));
+            return CUZK_OK;
+        }
+        if (k->backend == DEV_BACKEND_GPU)
+            return e;
+        if (k->log)
+            fprintf(k->log, "dev-circuit: the GPU is not usable (%s); the CPU makes the points\n", err);
+        dev_fb_g1_free(&k->t1); /* back to the CPU's window width */
+        dev_fb_g2_free(&k->t2);
+    } else if (k->backend == DEV_BACKEND_GPU) {
+#ifdef CUZK_HAVE_CUDA
+        return cuzk_errf(err, CUZK_ENODEV, "dev-circuit: --backend gpu, but no CUDA device was found");
+#else
+        return cuzk_errf(err, CUZK_ENODEV,
+                         "dev-circuit: --backend gpu, but this cuzk was built without CUDA");
+#endif
     }
-    dev_bin_section_begin(k->out, type);
-    dev_bin_write(k->out, p, n * sizeof *p);
-    dev_bin_section_end(k->out);
-    free(p);
-    dev_log(k, what, n);
-    return true;
+    if (!dev_fb_g1_init(&k->t1, &g1, n1, k->pool) || !dev_fb_g2_init(&k->t2, &g2, n2, k->pool))
+        return cuzk_errf(err, CUZK_ENOMEM, "dev-circuit: out of memory for the fixed-base tables");
+    return CUZK_OK;
 }
 
-static bool dev_section_g2(dev_key_ctx *k, uint32_t type, const fr_t *s, size_t n, const char *what)
+/* After a GPU failure under auto: the rest on the CPU (same tables, same bytes). */
+static void dev_gpu_fallback(dev_key_ctx *k, const char *why)
 {
-    g2_aff_t *p = malloc((n ? n : 1) * sizeof *p);
-    if (!p || !dev_fb_g2_run(p, s, n, &k->t2, k->pool)) {
-        free(p);
-        return false;
-    }
-    dev_bin_section_begin(k->out, type);
-    dev_bin_write(k->out, p, n * sizeof *p);
-    dev_bin_section_end(k->out);
-    free(p);
-    dev_log(k, what, n);
-    return true;
+    if (k->log)
+        fprintf(k->log, "dev-circuit: the GPU failed (%s); the CPU makes the remaining points\n", why);
+    dev_fb_g1_gpu_release(&k->t1);
+    dev_fb_g2_gpu_release(&k->t2);
 }
+
+/* DEV_SECTION_DEFINE(group, table): dev_section_<group>(k, type, s, n, what, err) writes
+ * [s[i]]G for i < n as section `type` of the key. */
+#define DEV_SECTION_DEFINE(G, T)                                                                   \
+    static cuzk_err dev_section_##G(dev_key_ctx *k, uint32_t type, const fr_t *s, size_t n,        \
+                                    const char *what, char *err)                                   \
+    {                                                                                              \
+        G##_aff_t *p = malloc((n ? n : 1) * sizeof *p);                                            \
+        if (!p)                                                                                    \
+            return cuzk_errf(err, CUZK_ENOMEM, "dev-circuit: out of memory for %s", what);         \
+        cuzk_err e = dev_fb_##G##_run(p, s, n, &k->T, k->pool, err);                               \
+        if (e && k->T.gpu && k->backend == DEV_BACKEND_AUTO) {                                     \
+            dev_gpu_fallback(k, err);                                                              \
+            e = dev_fb_##G##_run(p, s, n, &k->T, k->pool, err);                                    \
+        }                                                                                          \
+        if (!e) {                                                                                  \
+            if (k->T.gpu)                                                                          \
+                k->used_gpu = 1;                                                                   \
+            else                                                                                   \
+                k->used_cpu = 1;                                                                   \
+            dev_bin_section_begin(k->out, type);                                                   \
+            dev_bin_write(k->out, p, n * sizeof *p);                                               \
+            dev_bin_section_end(k->out);                                                           \
+            dev_log(k, what, n);                                                                   \
+        }                                                                                          \
+        free(p);                                                                                   \
+        return e;                                                                                  \
+    }
+
+DEV_SECTION_DEFINE(g1, t1)
+DEV_SECTION_DEFINE(g2, t2)
 
 static void dev_g1_of(g1_aff_t *o, const dev_fb_g1 *t, const fr_t *k)
 {
@@ -561,7 +671,7 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
     fr_t *coef = malloc(c->n_coefs * sizeof *coef), *coef_inv = malloc(c->n_coefs * sizeof *coef);
     fr_t *w = malloc(nw * sizeof *w), *L = NULL, *abc = NULL, *sc = NULL;
     uint8_t(*coef2)[32] = malloc(c->n_coefs * sizeof *coef2);
-    dev_key_ctx k = {.c = c, .pool = pool, .log = log, .t0 = dev_now()};
+    dev_key_ctx k = {.c = c, .pool = pool, .log = log, .backend = params->backend, .t0 = dev_now()};
     dev_bin out = {0};
     int out_open = 0;
     dev_toxic tx;
@@ -612,15 +722,15 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
         fr_add(&abc[3 * j + DEV_A], &abc[3 * j + DEV_A], &L[c->n_constraints + j]);
     dev_log(&k, "polynomials evaluated at tau", nw);
 
-    /* fixed-base tables */
-    {
-        g1_aff_t g1;
-        g2_aff_t g2;
-        g1_generator(&g1);
-        g2_generator(&g2);
-        if (!dev_fb_g1_init(&k.t1, &g1, 3 * nw + n, pool) || !dev_fb_g2_init(&k.t2, &g2, nw, pool))
-            goto oom;
-        dev_log(&k, "fixed-base tables (window bits)", k.t1.w);
+    /* fixed-base tables, on the GPU if allowed and present */
+    if ((e = dev_tables_init(&k, 3 * nw + n, nw, err)))
+        goto fail;
+    dev_log(&k, "fixed-base tables (window bits)", k.t1.w);
+    if (log) {
+        if (k.t1.gpu)
+            fprintf(log, "dev-circuit: the key's points are made on the GPU (%s)\n", k.gpu_name);
+        else
+            fprintf(log, "dev-circuit: the key's points are made on the CPU (%d threads)\n", pool_size(pool));
     }
 
     if ((e = dev_bin_open(&out, zkey_path, "zkey", 1, 10, err)))
@@ -665,8 +775,8 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
             fr_add(&sc[j], &sc[j], &x);
             fr_add(&sc[j], &sc[j], &abc[3 * j + DEV_C]);
         }
-        if (!dev_section_g1(&k, 3, sc, npub + 1, "section 3 (IC)"))
-            goto oom;
+        if ((e = dev_section_g1(&k, 3, sc, npub + 1, "section 3 (IC)", err)))
+            goto fail;
 
         /* section 4: A and B entries in r1cs order, then the public-input rows */
         dev_bin_section_begin(&out, 4);
@@ -688,14 +798,14 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
         /* sections 5, 6, 7: A, B1, B2 */
         for (size_t j = 0; j < nw; j++)
             sc[j] = abc[3 * j + DEV_A];
-        if (!dev_section_g1(&k, 5, sc, nw, "section 5 (A)"))
-            goto oom;
+        if ((e = dev_section_g1(&k, 5, sc, nw, "section 5 (A)", err)))
+            goto fail;
         for (size_t j = 0; j < nw; j++)
             sc[j] = abc[3 * j + DEV_B];
-        if (!dev_section_g1(&k, 6, sc, nw, "section 6 (B1)"))
-            goto oom;
-        if (!dev_section_g2(&k, 7, sc, nw, "section 7 (B2)"))
-            goto oom;
+        if ((e = dev_section_g1(&k, 6, sc, nw, "section 6 (B1)", err)))
+            goto fail;
+        if ((e = dev_section_g2(&k, 7, sc, nw, "section 7 (B2)", err)))
+            goto fail;
 
         /* section 8: C_j = [(beta a_j + alpha b_j + c_j)/delta]1, j > nPublic */
         for (size_t j = npub + 1; j < nw; j++) {
@@ -706,8 +816,8 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
             fr_add(y, y, &abc[3 * j + DEV_C]);
             fr_mul(y, y, &tx.delta_inv);
         }
-        if (!dev_section_g1(&k, 8, sc, nw - npub - 1, "section 8 (C)"))
-            goto oom;
+        if ((e = dev_section_g1(&k, 8, sc, nw - npub - 1, "section 8 (C)", err)))
+            goto fail;
 
         /* section 9: H_k = [L'_(2k+1)(tau)/delta]1 on the odd points of the 2n domain */
         {
@@ -723,8 +833,8 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
             if (!dev_lagrange(sc, n, c->log_domain, &tx.tau, &g, &scale))
                 goto oom;
         }
-        if (!dev_section_g1(&k, 9, sc, n, "section 9 (H)"))
-            goto oom;
+        if ((e = dev_section_g1(&k, 9, sc, n, "section 9 (H)", err)))
+            goto fail;
 
         /* section 10: one contribution record naming the setup insecure. deltaAfter = delta1;
          * g1_s = [s1]1, g1_sx = [s1 delta]1, g2_spx = [s2 delta]2 (a well-formed but
@@ -759,6 +869,13 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
     e = dev_bin_close(&out, err);
     if (!e)
         dev_log(&k, "zkey written", 10);
+    if (k.used_gpu && k.used_cpu)
+        snprintf(c->key_backend, sizeof c->key_backend, "gpu (%s) and cpu (%d threads, after a GPU failure)",
+                 k.gpu_name, pool_size(pool));
+    else if (k.used_gpu)
+        snprintf(c->key_backend, sizeof c->key_backend, "gpu (%s)", k.gpu_name);
+    else
+        snprintf(c->key_backend, sizeof c->key_backend, "cpu (%d threads)", pool_size(pool));
     goto fail;
 
 oom:
