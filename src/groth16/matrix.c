@@ -216,11 +216,9 @@ cuzk_err matrix_build(cuzk_matrix **out, const zkey_file *z, const uint8_t *fp, 
     size_t n = z->domain_size, rows = 2 * n, nc = z->n_coefs;
     layout l = layout_of(n, nc);
     cuzk_matrix *m = calloc(1, sizeof *m);
-    uint32_t *fill = malloc(rows * sizeof *fill);
     uint8_t *img = aligned_alloc(64, align_up(l.size, 64));
-    if (!m || !fill || !img) {
+    if (!m || !img) {
         free(m);
-        free(fill);
         free(img);
         return cuzk_errf(err, CUZK_ENOMEM, "constraint matrix: out of memory for %zu bytes", l.size);
     }
@@ -238,26 +236,29 @@ cuzk_err matrix_build(cuzk_matrix **out, const zkey_file *z, const uint8_t *fp, 
     uint8_t *val = img + l.val_off;
     uint64_t total = 2 * (uint64_t)nc;
 
-    /* pass 1: entries per row (row index m*n + row), then exclusive prefix sums */
+    /* pass 1: entries per row (row index m*n + row) counted two slots ahead, so that after
+       the prefix sums row_ptr[r + 1] is the start of row r (the last row's count is never
+       needed); pass 2 then uses row_ptr[r + 1] as row r's cursor, which leaves it at the end
+       of row r = the start of row r + 1. No second array of 2n cursors. */
     for (size_t e = 0; e < nc; e++) {
         const uint8_t *r = z->coefs + e * REC_BYTES;
-        row_ptr[(size_t)get32(r) * n + get32(r + 4) + 1]++;
+        size_t at = (size_t)get32(r) * n + get32(r + 4) + 2;
+        if (at <= rows)
+            row_ptr[at]++;
         if (progress && (e + 1) % PROGRESS_STEP == 0)
             progress(progress_ctx, "matrix", e + 1, total);
     }
     for (size_t r = 0; r < rows; r++)
         row_ptr[r + 1] += row_ptr[r];
-    memcpy(fill, row_ptr, rows * sizeof *fill);
     /* pass 2: place each record at its row's cursor, keeping file order within a row */
     for (size_t e = 0; e < nc; e++) {
         const uint8_t *r = z->coefs + e * REC_BYTES;
-        uint32_t at = fill[(size_t)get32(r) * n + get32(r + 4)]++;
+        uint32_t at = row_ptr[(size_t)get32(r) * n + get32(r + 4) + 1]++;
         sig[at] = get32(r + 8);
         memcpy(val + (size_t)at * 32, r + 12, 32);
         if (progress && (e + 1) % PROGRESS_STEP == 0)
             progress(progress_ctx, "matrix", nc + e + 1, total);
     }
-    free(fill);
     if (progress)
         progress(progress_ctx, "matrix", total, total);
 
