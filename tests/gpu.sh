@@ -31,16 +31,18 @@ if command -v g++ >/dev/null 2>&1; then
         exit 1
     fi
     echo "ok:   device field and XYZZ code, run on the CPU, match the reference"
-    if ! make -s -C dev/cuda fb-emu >/dev/null 2>&1; then
+    if make -s -C dev/cuda fb-emu >"${TMPDIR:-/tmp}/cuzk-fb-emu.$$" 2>&1; then
+        echo "ok:   fixed-base kernels, run on the CPU, give dev-circuit's CPU points"
+    else # counted below; the GPU steps still run
         echo "FAIL: dev/cuda fb-emu (dev-circuit's fixed-base kernels on the CPU vs the CPU path)"
-        make -s -C dev/cuda fb-emu 2>&1 | grep -v '^ok' | tail -15
-        exit 1
+        grep -v '^ok' "${TMPDIR:-/tmp}/cuzk-fb-emu.$$" | tail -15
+        fb_emu_failed=1
     fi
-    echo "ok:   fixed-base kernels, run on the CPU, give dev-circuit's CPU points"
+    rm -f "${TMPDIR:-/tmp}/cuzk-fb-emu.$$"
 fi
 if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "SKIPPED: no GPU"
-    exit 0
+    exit ${fb_emu_failed:-0}
 fi
 CUZK=${CUZK:-$repo/bin/cuzk}
 case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
@@ -55,7 +57,7 @@ if [ ! -x "$CUZK" ] || [ ! -x "${GPU_TEST:-}" ]; then
 fi
 tmp=${CUZK_TEST_TMP:-$(mktemp -d)}
 mkdir -p "$tmp"
-failures=0
+failures=${fb_emu_failed:-0}
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok:   $*"; }
 nvidia-smi -L
