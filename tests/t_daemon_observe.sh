@@ -41,7 +41,7 @@ check "background load finished" [ $? = 0 ]
 
 # ---------------------------------------------------------------- metrics and trace
 api GET /metrics
-for m in cuzk_jobs_total cuzk_stage_seconds_bucket cuzk_gpu_busy_ratio cuzk_budget_bytes cuzk_idle_gap_seconds_total cuzk_process_peak_resident_bytes; do
+for m in cuzk_jobs_total cuzk_stage_seconds_bucket cuzk_gpu_busy_ratio cuzk_budget_bytes cuzk_idle_gap_seconds_total cuzk_process_peak_resident_bytes cuzk_buffer_pool_pinned_bytes cuzk_buffer_takes_total cuzk_buffer_frees_total; do
     check "/metrics has $m" grep -q "^$m" <<< "$BODY"
 done
 check "/metrics is text/plain Prometheus exposition" grep -q '^# TYPE cuzk_' <<< "$BODY"
@@ -53,6 +53,18 @@ check "every complete event has ts and dur" \
     [ "$(jget '(Array.isArray(j) ? j : j.traceEvents).filter(x => x.ph === "X").every(x => typeof x.ts === "number" && typeof x.dur === "number")')" = true ]
 api GET /status
 check "idle-gap totals present" [ "$(jget 'Object.keys(j.idle_gap_ms).length > 0')" = true ]
+check "idle-gap reasons include copy and lock" [ "$(jget '"copy" in j.idle_gap_ms && "lock" in j.idle_gap_ms')" = true ]
+# host buffer pool after the load: 6 jobs x 6 partitions ran one job after another, each
+# partition took one workspace buffer; all are back in the pool now (levels: buffers, bytes,
+# cached; counters: takes = allocs + reuses, frees); the CPU backend pins nothing
+echo "buffers: $(jget 'j.buffers')"
+check "pool: one take per partition (36)" [ "$(jget 'j.buffers.takes')" = 36 ]
+check "pool: takes = allocs + reuses, and later jobs reused buffers" \
+    [ "$(jget 'j.buffers.takes === j.buffers.allocs + j.buffers.reuses && j.buffers.reuses >= 1')" = true ]
+check "pool: buffers alive = allocs - frees, all cached while idle" \
+    [ "$(jget 'j.buffers.buffers === j.buffers.allocs - j.buffers.frees && j.buffers.cached === j.buffers.buffers && j.buffers.buffers >= 1')" = true ]
+check "pool: bytes are the cached bytes, equal-sized buffers, none pinned on the CPU backend" \
+    [ "$(jget 'j.buffers.bytes === j.buffers.cached_bytes && j.buffers.bytes % j.buffers.buffers === 0 && j.buffers.pinned_bytes === 0')" = true ]
 echo "idle gaps: $(jget 'j.idle_gap_ms')"
 stop_daemon
 finish

@@ -268,9 +268,11 @@ cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
  *    "workers":[{"name","kind":"synth|device|finalize","device","state","partition",
  *                "busy_ms","jobs_done"}],
  *    "keys":[{"path","curve","bytes","refs","last_used_ms","loaded_ms"}],
- *    "buffers":{"pool_bytes","allocs","reuses","free"},
+ *    "buffers":{"buffers","bytes","pinned_bytes","cached","cached_bytes",   (levels)
+ *               "takes","allocs","reuses","frees",                       (counters)
+ *               "pool_bytes","free"},                                    (= bytes, cached)
  *    "gpu":[{"device","busy_ratio","busy_ratio_10s","busy_ms",
- *            "idle_gap_ms":{"no_work","synthesis","budget","lock","copy","finalizer"}}],
+ *            "idle_gap_ms":{"no_work","budget","synthesis","finalizer","lock","copy"}}],
  *    "idle_gap_ms":{...totals over all devices...}}                                    */
 json_t *engine_status_json(engine *e);
 

@@ -71,6 +71,7 @@ typedef struct epart {
     uint64_t held_key;          /* budget bytes of a key this admission charged (moved to the key) */
     uint8_t *buf;               /* workspace + aligned witness copy (buffer pool) */
     size_t buf_size;            /* bytes */
+    int buf_pinned;             /* buf is page-locked (gpu_host_alloc) */
     groth16_ws ws;
     cuzk_public pub;            /* public signals (from the witness) */
     /* timing, unix us */
@@ -120,6 +121,7 @@ typedef struct eworker {
 typedef struct ebuf {
     uint8_t *p;
     size_t size;
+    int pinned;                 /* page-locked (gpu_host_alloc), else pageable */
     struct ebuf *next;
 } ebuf;
 
@@ -172,7 +174,15 @@ struct engine {
 
     pthread_mutex_t bp_mu;
     ebuf *bp_free;              /* cached buffers (their bytes stay charged to the budget) */
-    uint64_t bp_free_bytes, bp_allocs, bp_reuses, bp_bytes_total;
+    /* levels: buffers alive (in use + cached), their bytes, of which page-locked, of which cached */
+    uint64_t bp_buffers, bp_bytes_total, bp_pinned_bytes, bp_free_bytes;
+    /* counters: takes (= allocs + reuses), new allocations, reuses of a cached one, frees */
+    uint64_t bp_takes, bp_allocs, bp_reuses, bp_frees;
+
+    /* winning-post latency (device workers, no e->mu): critical partitions in the device
+       queue, and in their device stage per device (see critical_first in pipeline.c) */
+    _Atomic int n_ready_crit;
+    _Atomic int crit_dev[ENGINE_MAX_DEVICES];
 
     eworker *workers;
     int n_workers;
@@ -217,9 +227,10 @@ void key_free(engine *e, ekey *k);                   /* unlinked, refs == 0 */
 cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err);
 cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err);
 
-/* buffer pool: a buffer's bytes stay charged to the budget while it is cached */
-uint8_t *bufpool_take(engine *e, size_t size, int *reused); /* cached buffer of that size or a new one */
-void bufpool_give(engine *e, uint8_t *p, size_t size);      /* caches it (keeps charge) or frees it */
+/* buffer pool: a buffer's bytes stay charged to the budget while it is cached. With a GPU
+ * backend the buffers are page-locked when CUDA can give that memory (*pinned = 1). */
+uint8_t *bufpool_take(engine *e, size_t size, int *reused, int *pinned); /* cached one of that size or new */
+void bufpool_give(engine *e, uint8_t *p, size_t size, int pinned); /* caches it (keeps charge) or frees it */
 int bufpool_has(engine *e, size_t size);                    /* a cached buffer of that size exists */
 uint64_t bufpool_trim(engine *e);                            /* frees all cached; returns bytes released */
 uint64_t bufpool_cached_bytes(engine *e);

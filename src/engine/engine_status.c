@@ -199,10 +199,17 @@ json_t *engine_status_json(engine *e)
     size_t nfree = 0;
     for (const ebuf *b = e->bp_free; b; b = b->next)
         nfree++;
-    json_object_set_new(o, "buffers",
-                        json_pack("{s:I,s:I,s:I,s:I,s:i}", "pool_bytes", (json_int_t)e->bp_bytes_total,
-                                  "cached_bytes", (json_int_t)e->bp_free_bytes, "allocs", (json_int_t)e->bp_allocs,
-                                  "reuses", (json_int_t)e->bp_reuses, "free", (int)nfree));
+    /* levels (go down as buffers are freed): buffers, bytes, pinned_bytes, cached,
+       cached_bytes; counters: takes = allocs + reuses, frees. pool_bytes and free are the
+       older names of bytes and cached. */
+    json_t *bo = json_pack("{s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:I}", "buffers", (json_int_t)e->bp_buffers, "bytes",
+                           (json_int_t)e->bp_bytes_total, "pinned_bytes", (json_int_t)e->bp_pinned_bytes, "cached",
+                           (int)nfree, "cached_bytes", (json_int_t)e->bp_free_bytes, "takes",
+                           (json_int_t)e->bp_takes, "allocs", (json_int_t)e->bp_allocs, "reuses",
+                           (json_int_t)e->bp_reuses, "frees", (json_int_t)e->bp_frees);
+    json_object_set_new(bo, "pool_bytes", json_integer((json_int_t)e->bp_bytes_total));
+    json_object_set_new(bo, "free", json_integer((json_int_t)nfree));
+    json_object_set_new(o, "buffers", bo);
     pthread_mutex_unlock(&e->bp_mu);
 
     json_t *gpus = json_array();
@@ -308,10 +315,19 @@ char *engine_metrics_text(engine *e)
               total, used, peak);
     pthread_mutex_lock(&e->bp_mu);
     mb_printf(&b, "# HELP cuzk_buffer_pool_bytes Host workspace buffers.\n# TYPE cuzk_buffer_pool_bytes gauge\n"
-                  "cuzk_buffer_pool_bytes %" PRIu64 "\n# TYPE cuzk_buffer_reuses_total counter\n"
-                  "cuzk_buffer_reuses_total %" PRIu64 "\n# TYPE cuzk_buffer_allocs_total counter\n"
-                  "cuzk_buffer_allocs_total %" PRIu64 "\n",
-              e->bp_bytes_total, e->bp_reuses, e->bp_allocs);
+                  "cuzk_buffer_pool_bytes %" PRIu64 "\n"
+                  "# HELP cuzk_buffer_pool_pinned_bytes Of which page-locked.\n"
+                  "# TYPE cuzk_buffer_pool_pinned_bytes gauge\ncuzk_buffer_pool_pinned_bytes %" PRIu64 "\n"
+                  "# HELP cuzk_buffer_pool_cached_bytes Of which cached for reuse.\n"
+                  "# TYPE cuzk_buffer_pool_cached_bytes gauge\ncuzk_buffer_pool_cached_bytes %" PRIu64 "\n"
+                  "# HELP cuzk_buffer_pool_buffers Host workspace buffers alive (in use and cached).\n"
+                  "# TYPE cuzk_buffer_pool_buffers gauge\ncuzk_buffer_pool_buffers %" PRIu64 "\n"
+                  "# TYPE cuzk_buffer_takes_total counter\ncuzk_buffer_takes_total %" PRIu64 "\n"
+                  "# TYPE cuzk_buffer_reuses_total counter\ncuzk_buffer_reuses_total %" PRIu64 "\n"
+                  "# TYPE cuzk_buffer_allocs_total counter\ncuzk_buffer_allocs_total %" PRIu64 "\n"
+                  "# TYPE cuzk_buffer_frees_total counter\ncuzk_buffer_frees_total %" PRIu64 "\n",
+              e->bp_bytes_total, e->bp_pinned_bytes, e->bp_free_bytes, e->bp_buffers, e->bp_takes, e->bp_reuses,
+              e->bp_allocs, e->bp_frees);
     pthread_mutex_unlock(&e->bp_mu);
 
     if (e->trk) {

@@ -20,7 +20,10 @@
  * Workspace buffers (a, b, c and the aligned witness copy) are reused across partitions
  * of the same size: a returned buffer stays charged to the budget while cached, the
  * dispatcher hands it to the next partition that needs that size, and frees the cache
- * first when memory is short.
+ * first when memory is short. With a GPU backend they are page-locked (gpu_host_alloc), so
+ * the device copies straight from and to them at full bus speed without a staging copy.
+ * Page-locking is slow (every page is mapped and locked), which is why the pool keeps
+ * them: one allocation per size and in-flight slot, then reuse.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -298,9 +301,28 @@ cuzk_err key_ensure(engine *e, ekey *k, char *err)
 }
 
 /* ---- buffer pool ---- */
-uint8_t *bufpool_take(engine *e, size_t size, int *reused)
+static uint8_t *buf_alloc(engine *e, size_t size, int *pinned)
+{
+    if (e->use_gpu)
+        return gpu_host_alloc(size, pinned);
+    *pinned = 0;
+    return aligned_alloc(64, (size + 63) / 64 * 64);
+}
+
+/* a buffer leaves the pool for good (bp_mu held): levels down, frees up */
+static void buf_gone_locked(engine *e, size_t size, int pinned)
+{
+    e->bp_buffers--;
+    e->bp_bytes_total -= size;
+    if (pinned)
+        e->bp_pinned_bytes -= size;
+    e->bp_frees++;
+}
+
+uint8_t *bufpool_take(engine *e, size_t size, int *reused, int *pinned)
 {
     pthread_mutex_lock(&e->bp_mu);
+    e->bp_takes++;
     for (ebuf **pp = &e->bp_free; *pp; pp = &(*pp)->next) {
         if ((*pp)->size == size) {
             ebuf *b = *pp;
@@ -309,16 +331,26 @@ uint8_t *bufpool_take(engine *e, size_t size, int *reused)
             e->bp_reuses++;
             pthread_mutex_unlock(&e->bp_mu);
             uint8_t *p = b->p;
+            *pinned = b->pinned;
             free(b);
             *reused = 1;
             return p;
         }
     }
-    e->bp_allocs++;
-    e->bp_bytes_total += size;
     pthread_mutex_unlock(&e->bp_mu);
     *reused = 0;
-    return aligned_alloc(64, (size + 63) / 64 * 64);
+    /* page-locking takes long (the kernel maps and locks every page): outside the lock */
+    uint8_t *p = buf_alloc(e, size, pinned);
+    pthread_mutex_lock(&e->bp_mu);
+    if (p) {
+        e->bp_allocs++;
+        e->bp_buffers++;
+        e->bp_bytes_total += size;
+        if (*pinned)
+            e->bp_pinned_bytes += size;
+    }
+    pthread_mutex_unlock(&e->bp_mu);
+    return p;
 }
 
 int bufpool_has(engine *e, size_t size)
@@ -331,7 +363,7 @@ int bufpool_has(engine *e, size_t size)
     return found;
 }
 
-void bufpool_give(engine *e, uint8_t *p, size_t size)
+void bufpool_give(engine *e, uint8_t *p, size_t size, int pinned)
 {
     if (!p)
         return;
@@ -344,15 +376,16 @@ void bufpool_give(engine *e, uint8_t *p, size_t size)
     if (b) {
         b->p = p;
         b->size = size;
+        b->pinned = pinned;
         b->next = e->bp_free;
         e->bp_free = b;
         e->bp_free_bytes += size;
         pthread_mutex_unlock(&e->bp_mu);
         return;
     }
-    e->bp_bytes_total -= size;
+    buf_gone_locked(e, size, pinned);
     pthread_mutex_unlock(&e->bp_mu);
-    free(p);
+    gpu_host_free(p, pinned);
     budget_release(&e->bud, size);
 }
 
@@ -371,11 +404,12 @@ uint64_t bufpool_trim(engine *e)
     uint64_t bytes = e->bp_free_bytes;
     e->bp_free = NULL;
     e->bp_free_bytes = 0;
-    e->bp_bytes_total -= bytes;
+    for (ebuf *b = list; b; b = b->next)
+        buf_gone_locked(e, b->size, b->pinned);
     pthread_mutex_unlock(&e->bp_mu);
     while (list) {
         ebuf *next = list->next;
-        free(list->p);
+        gpu_host_free(list->p, list->pinned);
         free(list);
         list = next;
     }

@@ -9,11 +9,16 @@
  * admission is in strict (priority, arrival) order and a release wakes exactly one
  * thread. Device workers never take e->mu: they pop from the device queue under its
  * own lock, hold a device lock only around device work, and read the engine-wide
- * counters they need for idle-gap attribution from atomics. A partition of a job that
- * was canceled or has failed is dropped at the next stage boundary, giving back its
- * budget, buffer and key reference. A partition that fails (bad witness, backend
- * error, proof that does not verify) is retried once from the scheduler; a second
- * failure fails the job with the reason.
+ * counters they need for idle-gap attribution from atomics. A critical partition
+ * (winning-post) goes first on its device: other workers there start no new device step
+ * for a non-critical partition until its device stage is over, and one found waiting in
+ * the device queue at a step boundary is run there and then (critical_first). The backend
+ * reports the copies the device waits for through the workspace's phase hook, so such
+ * intervals count as "copy" gaps. Workspace buffers come from the pool, page-locked when
+ * the backend is a GPU. A partition of a job that was canceled or has failed is dropped
+ * at the next stage boundary, giving back its budget, buffer and key reference. A
+ * partition that fails (bad witness, backend error, proof that does not verify) is
+ * retried once from the scheduler; a second failure fails the job with the reason.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +72,7 @@ static void release_memory(engine *e, epart *p)
         p->held_file = 0;
     }
     if (p->buf) {
-        bufpool_give(e, p->buf, p->buf_size); /* keeps or releases the charge */
+        bufpool_give(e, p->buf, p->buf_size, p->buf_pinned); /* keeps or releases the charge */
         p->buf = NULL;
         p->held_ws = 0;
     } else if (p->held_ws) {
@@ -272,7 +277,7 @@ static void *dispatcher_main(void *arg)
         p->held_file = j->file_bytes;
         if (reuse) {
             int reused;
-            p->buf = bufpool_take(e, bs, &reused);
+            p->buf = bufpool_take(e, bs, &reused, &p->buf_pinned);
         }
         p->attempts++;
         p->state = PART_ADMITTED;
@@ -305,7 +310,7 @@ static cuzk_err synthesize(engine *e, epart *p, char *err)
                          k->path, ws_bytes + wbytes, p->buf_size);
     if (!p->buf) {
         int reused;
-        p->buf = bufpool_take(e, p->buf_size, &reused);
+        p->buf = bufpool_take(e, p->buf_size, &reused, &p->buf_pinned);
         if (!p->buf)
             return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes of workspace", p->buf_size);
     }
@@ -330,6 +335,7 @@ static cuzk_err synthesize(engine *e, epart *p, char *err)
     budget_release(&e->bud, p->held_file);
     p->held_file = 0;
     groth16_ws_init(&p->ws, z, p->buf, p->buf + ws_bytes);
+    p->ws.pinned = p->buf_pinned;
     cuzk_backend *be = eng_synth_backend(e, z->curve->id, err);
     if (!be)
         return CUZK_ENOMEM;
@@ -383,7 +389,13 @@ static void *synth_main(void *arg)
             p->state = PART_READY;
             pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
             atomic_fetch_add(&e->n_ready, 1);
-            pthread_cond_signal(&e->cv_rq_item);
+            if (p->job->prio == PRIO_CRITICAL) {
+                /* also wakes device workers waiting at a step boundary (critical_first) */
+                atomic_fetch_add(&e->n_ready_crit, 1);
+                pthread_cond_broadcast(&e->cv_rq_item);
+            } else {
+                pthread_cond_signal(&e->cv_rq_item);
+            }
         }
         atomic_fetch_sub(&e->n_presynth, 1);
         pthread_mutex_unlock(&e->rq_mu);
@@ -417,12 +429,196 @@ static int fault_injected(const engine *e, int d)
     return fault_dev >= 0 && fault_dev == d && d < e->n_dev;
 }
 
+/* What a device worker hands the backend's phase hook (groth16_ws.phase). */
+typedef struct dev_phase_ctx {
+    eworker *w;
+    epart *p;
+} dev_phase_ctx;
+
+/* The backend waits for a copy (the device idles because of the transfer: GAP_COPY) or
+ * resumes device work (busy). */
+static void device_phase(void *ctx, int phase)
+{
+    dev_phase_ctx *c = ctx;
+    int st = phase == GROTH16_PHASE_COPY ? GAP_COPY : TRK_BUSY;
+    worker_set(c->w, st, c->p);
+    tracker_worker_set(c->w->e->trk, c->w->dev, c->w->index, st, eng_now_us());
+}
+
+/* p was popped from the device queue by a worker of device d (rq_mu held): counts it */
+static void popped_locked(engine *e, epart *p, int d)
+{
+    atomic_fetch_sub(&e->n_ready, 1);
+    if (p->job->prio == PRIO_CRITICAL) {
+        /* in its device stage on d from now on, with no window where it is in neither count */
+        atomic_fetch_add(&e->crit_dev[d], 1);
+        atomic_fetch_sub(&e->n_ready_crit, 1);
+    }
+    pthread_cond_signal(&e->cv_rq_space);
+}
+
+/* a critical partition left its device stage on d: wake the workers waiting for that */
+static void critical_done(engine *e, epart *p, int d)
+{
+    if (p->job->prio != PRIO_CRITICAL)
+        return;
+    pthread_mutex_lock(&e->rq_mu);
+    atomic_fetch_sub(&e->crit_dev[d], 1);
+    pthread_cond_broadcast(&e->cv_rq_item);
+    pthread_mutex_unlock(&e->rq_mu);
+}
+
+/* the head of the device queue when it is a critical partition device d may run, popped */
+static epart *pop_critical(engine *e, int d)
+{
+    epart *c = NULL;
+    pthread_mutex_lock(&e->rq_mu);
+    epart *h = pq_peek(&e->readyq);
+    if (e->running && h && h->job->prio == PRIO_CRITICAL && !(h->avoid_dev == d && e->n_dev > 1)) {
+        c = pq_pop(&e->readyq);
+        popped_locked(e, c, d);
+    }
+    pthread_mutex_unlock(&e->rq_mu);
+    if (c)
+        pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
+    return c;
+}
+
+static void device_stage(eworker *w, epart *p);
+
+/* Winning-post latency, checked before each device step of a non-critical partition p.
+ * A critical partition waiting in the device queue is taken by this worker and its whole
+ * device stage runs here first (p waits, holding no device lock); while a critical partition
+ * is in its device stage on this device with another worker, this one waits at the step
+ * boundary. Nothing waits for a worker that is itself waiting, so there is no deadlock: the
+ * critical one never waits for non-critical ones, and one waiting in the queue is run by the
+ * worker that would otherwise wait for it. The wait shows as GAP_LOCK (one step from
+ * running, kept off the device); while it lasts the device runs the critical partition
+ * (busy) or copies for it (copy), which outrank it. rq_mu and atomics only, never e->mu. */
+static void critical_first(eworker *w, epart *p)
+{
+    engine *e = w->e;
+    int d = w->dev;
+    for (;;) {
+        if (!e->running || job_stopping(p->job))
+            return;
+        if (atomic_load(&e->n_ready_crit) > 0) {
+            epart *c = pop_critical(e, d);
+            if (c) {
+                device_stage(w, c);
+                continue;
+            }
+        }
+        if (atomic_load(&e->crit_dev[d]) == 0)
+            return;
+        worker_set(w, GAP_LOCK, p);
+        tracker_worker_set(e->trk, d, w->index, GAP_LOCK, eng_now_us());
+        pthread_mutex_lock(&e->rq_mu);
+        if (e->running && atomic_load(&e->crit_dev[d]) > 0)
+            timed_wait_ms(&e->cv_rq_item, &e->rq_mu, 20);
+        pthread_mutex_unlock(&e->rq_mu);
+    }
+}
+
+/* One partition's device stage on this worker's device (h, then the MSMs, each under its
+ * device lock), then the hand-off to the finalizers. p was just popped (popped_locked). */
+static void device_stage(eworker *w, epart *p)
+{
+    engine *e = w->e;
+    int d = w->dev, wi = w->index;
+    int crit = p->job->prio == PRIO_CRITICAL;
+    char err[CUZK_ERRLEN];
+    p->state = PART_DEVICE;
+    p->dev = d;
+    p->worker = wi;
+    stage_end(e, p, STAGE_READY, -1, -1);
+    if (job_stopping(p->job)) {
+        critical_done(e, p, d);
+        part_drop(e, p);
+        return;
+    }
+    ekey *k = p->key;
+    cuzk_backend *be = e->dev_be[k->z.curve->id][d];
+    void *ks = k->ks_dev[d];
+    err[0] = 0;
+    cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
+    int64_t t0 = 0, t1 = 0, busy = 0;
+    dev_phase_ctx pc = {w, p};
+    /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
+       worker's MSMs; the GPU backend keeps separate buffers and streams for each */
+    for (int step = 0; step < 2 && !rc; step++) {
+        if (!crit)
+            critical_first(w, p);
+        if (job_stopping(p->job))
+            break;
+        worker_set(w, GAP_LOCK, p);
+        tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
+        pthread_mutex_lock(&e->dev_mu[d][step]);
+        int64_t s0 = eng_now_us();
+        if (!t0)
+            t0 = s0;
+        worker_set(w, TRK_BUSY, p);
+        tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
+        /* copies the device waits for are reported through the phase hook (GAP_COPY) */
+        p->ws.phase = device_phase;
+        p->ws.phase_ctx = &pc;
+        rc = fault_injected(e, d) ? cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d)
+             : step == 0      ? groth16_step_h(be, ks, &p->ws, err)
+                              : groth16_step_msm(be, ks, &p->ws, err);
+        p->ws.phase = NULL;
+        p->ws.phase_ctx = NULL;
+        pthread_mutex_unlock(&e->dev_mu[d][step]);
+        t1 = eng_now_us();
+        busy += t1 - s0;
+        /* after device work the worker hands the result to the finalizers; that time
+           is attributed to them until it is back at the queue */
+        tracker_worker_set(e->trk, d, wi, step == 0 ? GAP_LOCK : GAP_FINALIZER, t1);
+    }
+    if (crit)
+        critical_done(e, p, d);
+    if (!t0)
+        t0 = t1 = eng_now_us();
+    worker_set(w, GAP_FINALIZER, p);
+    tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, eng_now_us());
+    atomic_fetch_add(&w->busy_us, busy);
+    atomic_fetch_add(&w->done, 1);
+    p->stage_us[STAGE_DEVICE] = t1 - t0;
+    tracker_stage(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1);
+    p->stage_t0 = t1;
+    /* a, b, c and the witness copy are dead now */
+    bufpool_give(e, p->buf, p->buf_size, p->buf_pinned);
+    p->buf = NULL;
+    p->held_ws = 0;
+    if (rc || job_stopping(p->job)) {
+        if (job_stopping(p->job)) {
+            part_drop(e, p);
+        } else {
+            p->avoid_dev = d;
+            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+        }
+        return;
+    }
+    pthread_mutex_lock(&e->fq_mu);
+    while (e->running && e->fq_n >= e->fq_cap)
+        timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
+    int drop = !e->running;
+    if (!drop) {
+        p->state = PART_FINALIZE;
+        e->finq[(e->fq_head + e->fq_n) % e->fq_cap] = p;
+        e->fq_n++;
+        atomic_fetch_add(&e->n_final, 1);
+        pthread_cond_signal(&e->cv_fq_item);
+    }
+    pthread_mutex_unlock(&e->fq_mu);
+    if (drop)
+        part_drop(e, p);
+}
+
 static void *device_main(void *arg)
 {
     eworker *w = arg;
     engine *e = w->e;
     int d = w->dev, wi = w->index;
-    char err[CUZK_ERRLEN];
     for (;;) {
         pthread_mutex_lock(&e->rq_mu);
         while (e->running && !pq_size(&e->readyq)) {
@@ -446,80 +642,10 @@ static void *device_main(void *arg)
             pthread_mutex_unlock(&e->rq_mu);
             continue;
         }
-        atomic_fetch_sub(&e->n_ready, 1);
-        pthread_cond_signal(&e->cv_rq_space);
+        popped_locked(e, p, d);
         pthread_mutex_unlock(&e->rq_mu);
         pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
-        p->state = PART_DEVICE;
-        p->dev = d;
-        p->worker = wi;
-        stage_end(e, p, STAGE_READY, -1, -1);
-        if (job_stopping(p->job)) {
-            part_drop(e, p);
-            continue;
-        }
-        ekey *k = p->key;
-        cuzk_backend *be = e->dev_be[k->z.curve->id][d];
-        void *ks = k->ks_dev[d];
-        err[0] = 0;
-        cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
-        int64_t t0 = 0, t1 = 0, busy = 0;
-        /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
-           worker's MSMs; the GPU backend keeps separate buffers and streams for each */
-        for (int step = 0; step < 2 && !rc && !job_stopping(p->job); step++) {
-            worker_set(w, GAP_LOCK, p);
-            tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
-            pthread_mutex_lock(&e->dev_mu[d][step]);
-            int64_t s0 = eng_now_us();
-            if (!t0)
-                t0 = s0;
-            worker_set(w, TRK_BUSY, p);
-            tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
-            rc = fault_injected(e, d) ? cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d)
-                 : step == 0      ? groth16_step_h(be, ks, &p->ws, err)
-                                  : groth16_step_msm(be, ks, &p->ws, err);
-            pthread_mutex_unlock(&e->dev_mu[d][step]);
-            t1 = eng_now_us();
-            busy += t1 - s0;
-            /* after device work the worker hands the result to the finalizers; that time
-               is attributed to them until it is back at the queue */
-            tracker_worker_set(e->trk, d, wi, step == 0 ? GAP_LOCK : GAP_FINALIZER, t1);
-        }
-        if (!t0)
-            t0 = t1 = eng_now_us();
-        worker_set(w, GAP_FINALIZER, p);
-        atomic_fetch_add(&w->busy_us, busy);
-        atomic_fetch_add(&w->done, 1);
-        p->stage_us[STAGE_DEVICE] = t1 - t0;
-        tracker_stage(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1);
-        p->stage_t0 = t1;
-        /* a, b, c and the witness copy are dead now */
-        bufpool_give(e, p->buf, p->buf_size);
-        p->buf = NULL;
-        p->held_ws = 0;
-        if (rc || job_stopping(p->job)) {
-            if (job_stopping(p->job)) {
-                part_drop(e, p);
-            } else {
-                p->avoid_dev = d;
-                part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
-            }
-            continue;
-        }
-        pthread_mutex_lock(&e->fq_mu);
-        while (e->running && e->fq_n >= e->fq_cap)
-            timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
-        int drop = !e->running;
-        if (!drop) {
-            p->state = PART_FINALIZE;
-            e->finq[(e->fq_head + e->fq_n) % e->fq_cap] = p;
-            e->fq_n++;
-            atomic_fetch_add(&e->n_final, 1);
-            pthread_cond_signal(&e->cv_fq_item);
-        }
-        pthread_mutex_unlock(&e->fq_mu);
-        if (drop)
-            part_drop(e, p);
+        device_stage(w, p);
     }
     return NULL;
 }

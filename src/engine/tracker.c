@@ -44,7 +44,7 @@ struct tracker {
     double hist_sum[STAGE_COUNT];
 };
 
-static const char *const gap_names[GAP_COUNT] = {"no_work", "budget", "synthesis", "finalizer", "copy", "lock"};
+static const char *const gap_names[GAP_COUNT] = {"no_work", "budget", "synthesis", "finalizer", "lock", "copy"};
 static const char *const stage_names[STAGE_COUNT] = {"queued", "admit", "synth", "ready", "device", "finalize"};
 
 const char *trk_gap_name(trk_gap g)

@@ -6,9 +6,11 @@
  * at least one of its workers is running device work. While none is, the device is in
  * a gap, and the gap is attributed to the most advanced thing any of its workers is
  * waiting for, ranked
- *     lock > copy > finalizer > synthesis > budget > no_work
- * (a worker waiting for the device lock was one step from running; a worker with an
- * empty queue while partitions wait for budget was blocked by the budget). "no_work"
+ *     copy > lock > finalizer > synthesis > budget > no_work
+ * (a worker moving data the device waits for is why the device runs nothing, even when
+ * others queue on the lock it holds; a worker waiting for the device lock was one step
+ * from running; a worker with an empty queue while partitions wait for budget was
+ * blocked by the budget). "no_work"
  * means no job existed; it is reported apart and is not counted as lost time. Each
  * change of the device's condition closes one segment and opens the next, so the
  * trace shows every gap with its reason and /status shows the totals.
@@ -28,8 +30,10 @@ typedef enum trk_gap {
     GAP_BUDGET = 1,    /* partitions wait for memory budget */
     GAP_SYNTHESIS = 2, /* partitions are being synthesized, none ready yet */
     GAP_FINALIZER = 3, /* worker blocked handing a result to the finalizers */
-    GAP_COPY = 4,      /* worker preparing/copying buffers outside the device lock */
-    GAP_LOCK = 5,      /* worker waiting for the device lock */
+    GAP_LOCK = 4,      /* worker waiting for the device lock, or at a step boundary while a
+                          critical partition has the device */
+    GAP_COPY = 5,      /* worker holds the device and copies data between host and device
+                          that the device waits for (backend phase hook) */
     GAP_COUNT = 6
 } trk_gap;
 

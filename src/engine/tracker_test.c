@@ -1,5 +1,6 @@
 /* tracker_test.c - idle-gap attribution on a scripted timeline of two devices with two
- * workers each (expected totals worked out by hand in the comments), busy ratios, the
+ * workers each and on one of copies the device waits for (expected totals worked out by
+ * hand in the comments), busy ratios, the
  * utilisation timeline, histograms, and the Chrome trace (parsed back with jansson). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,65 @@ int main(void)
     CHECK(n_stage == 4, "stage events in trace: %d", n_stage);
     json_decref(doc);
     free(trace);
+
+    /* copies the device waits for (a worker holding the device reports GAP_COPY through the
+     * backend's phase hook). One device, three workers, ms timeline:
+     *   0..100    w0 busy (h step)                                     -> busy 100
+     *   100..160  w0 copies h back, w1 waits for the lock w0 holds,
+     *             w2 synthesis                                         -> copy 60 (copy outranks lock)
+     *   160..200  w0 finalizer, w1 busy                                -> busy 40
+     *   200..230  w1 copies the witness up while w2 is busy            -> busy 30 (busy outranks copy)
+     *   230..280  w2 lock (step boundary behind a critical partition),
+     *             w1 still copying                                     -> copy 50
+     *   280..300  w1 busy                                              -> busy 20
+     *   300..340  w1 lock, w0 lock, w2 finalizer                       -> lock 40
+     * totals at 340: busy 190, copy 110, lock 40 */
+    tracker *tc = tracker_create(1, 3, 1000, T0);
+    CHECK(tc != NULL, "create");
+    if (!tc)
+        return 1;
+    CHECK(!strcmp(trk_gap_name(GAP_COPY), "copy") && !strcmp(trk_gap_name(GAP_LOCK), "lock"), "gap names");
+    CHECK(GAP_COPY > GAP_LOCK && GAP_LOCK > GAP_FINALIZER, "rank: copy > lock > finalizer");
+    tracker_worker_set(tc, 0, 0, TRK_BUSY, MS(0));
+    tracker_worker_set(tc, 0, 2, GAP_SYNTHESIS, MS(0));
+    tracker_worker_set(tc, 0, 1, GAP_LOCK, MS(50)); /* device busy: no segment change */
+    tracker_worker_set(tc, 0, 0, GAP_COPY, MS(100));
+    tracker_worker_set(tc, 0, 0, GAP_FINALIZER, MS(160));
+    tracker_worker_set(tc, 0, 1, TRK_BUSY, MS(160));
+    tracker_worker_set(tc, 0, 2, TRK_BUSY, MS(190));
+    tracker_worker_set(tc, 0, 1, GAP_COPY, MS(200));
+    tracker_worker_set(tc, 0, 2, GAP_LOCK, MS(230));
+    tracker_worker_set(tc, 0, 1, TRK_BUSY, MS(280));
+    tracker_worker_set(tc, 0, 2, GAP_FINALIZER, MS(290));
+    tracker_worker_set(tc, 0, 0, GAP_LOCK, MS(295));
+    tracker_worker_set(tc, 0, 1, GAP_LOCK, MS(300));
+    tracker_device_totals(tc, 0, MS(340), &busy, gap);
+    CHECK(busy == 190000, "copy timeline: busy %lld us, expected 190000", (long long)busy);
+    CHECK(gap[GAP_COPY] == 110000, "copy timeline: copy %lld, expected 110000", (long long)gap[GAP_COPY]);
+    CHECK(gap[GAP_LOCK] == 40000, "copy timeline: lock %lld, expected 40000", (long long)gap[GAP_LOCK]);
+    sum = busy;
+    for (int g = 0; g < GAP_COUNT; g++)
+        sum += gap[g];
+    CHECK(sum == 340000, "copy timeline: busy + gaps = %lld, must cover 340 ms", (long long)sum);
+    trace = tracker_trace_json(tc, 0, MS(340));
+    doc = trace ? json_loads(trace, 0, &je) : NULL;
+    CHECK(doc != NULL, "copy trace is not JSON");
+    int n_copy = 0;
+    int64_t copy_dur = 0;
+    evs = json_object_get(doc, "traceEvents");
+    for (size_t i = 0; i < json_array_size(evs); i++) {
+        json_t *ev = json_array_get(evs, i);
+        const char *name = json_string_value(json_object_get(ev, "name"));
+        if (name && !strcmp(name, "idle: copy")) {
+            n_copy++;
+            copy_dur += json_integer_value(json_object_get(ev, "dur"));
+        }
+    }
+    CHECK(n_copy == 2 && copy_dur == 110000, "copy gaps in trace: %d lasting %lld us, expected 2 lasting 110000",
+          n_copy, (long long)copy_dur);
+    json_decref(doc);
+    free(trace);
+    tracker_destroy(tc);
 
     /* the ring keeps the newest events when full */
     for (int i = 0; i < 3000; i++)

@@ -12,8 +12,15 @@
  * checking the total against cudaMemGetInfo. The per-proof steps then only copy in, run
  * kernels and copy out; the step buffers are guarded by two locks (a/b/c + h, and MSM)
  * so the daemon can run one job's h while another job's MSMs run, on separate streams.
- * The witness goes through a pinned staging buffer; the h upload for the H MSM runs on a
- * copy stream while the four witness MSMs compute.
+ * Host buffers the daemon page-locked (groth16_ws.pinned) are copied from and to directly;
+ * others go through a pinned staging buffer (witness) or the driver's own staging. Copies
+ * overlap compute where the data allow: in compute_h b and c go up on the copy stream while
+ * a's NTTs run, in msm_all h goes up while the four witness MSMs run. The copies a step has
+ * to wait for (witness and a up, h or a/b/c down) are reported through groth16_ws.phase,
+ * so the daemon counts that time as a copy gap. What a step leaves on the device is not
+ * copied up again: eval_abc's a/b/c stay for compute_h of the same workspace, and compute_h's
+ * h is copied device to device for msm_all while the NTT buffers still hold it (tokens
+ * below, unique per call, so a reused host buffer at the same address never matches).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -21,6 +28,7 @@
 
 extern "C" {
 #include "groth16/backend.h"
+#include "groth16/curve_exports.h"
 }
 #include "gpu/cuda_util.cuh"
 #include "gpu/msm.cuh"
@@ -58,6 +66,9 @@ struct gpu_key {
     cudaEvent_t ev_h;
     pthread_mutex_t mu_ntt, mu_msm;
     int locks_ok;
+    /* which call's data d_abc holds (mu_ntt): the gpu_token_next token eval_abc stored when it
+       left a/b/c there, the one compute_h stored when it left h in d_abc[0, n); 0 none */
+    uint64_t abc_token, h_token;
 };
 
 struct gpu_impl {
@@ -275,15 +286,27 @@ void gpu_key_detach(cuzk_backend *be, void *ks)
     key_free((gpu_key *)ks);
 }
 
-/* copies the witness (std form) through pinned buffer `which` to dst on st */
-cudaError_t upload_witness(gpu_key *k, int which, void *dst, const uint8_t *wtns, cudaStream_t st)
+/* reports a phase (GROTH16_PHASE_*) to the workspace's hook, if it has one */
+void phase_set(const groth16_ws *ws, int ph)
+{
+    if (ws->phase)
+        ws->phase(ws->phase_ctx, ph);
+}
+
+/* copies the witness (std form) to dst on st and waits for it: straight from ws->wtns when
+ * it is page-locked, else through pinned staging buffer `which` (reused by the next call) */
+cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
 {
     size_t b = k->n_vars * 32;
-    memcpy(k->h_w[which], wtns, b);
-    cudaError_t e = cudaMemcpyAsync(dst, k->h_w[which], b, cudaMemcpyHostToDevice, st);
+    const void *src = ws->wtns;
+    if (!ws->pinned) {
+        memcpy(k->h_w[which], ws->wtns, b);
+        src = k->h_w[which];
+    }
+    cudaError_t e = cudaMemcpyAsync(dst, src, b, cudaMemcpyHostToDevice, st);
     if (e != cudaSuccess)
         return e;
-    return cudaStreamSynchronize(st); /* h_w is reused by the next call */
+    return cudaStreamSynchronize(st);
 }
 
 cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
@@ -293,23 +316,45 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     size_t n = k->n;
+    uint64_t tok = 0;
     pthread_mutex_lock(&k->mu_ntt);
+    k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     CUDA_TRY(cudaSetDevice(im->device));
-    CUDA_TRY(upload_witness(k, 0, k->d_w, ws->wtns, k->st_ntt));
+    phase_set(ws, GROTH16_PHASE_COPY);
+    CUDA_TRY(upload_witness(k, 0, k->d_w, ws, k->st_ntt));
+    phase_set(ws, GROTH16_PHASE_COMPUTE);
     eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
                                                                       k->d_w, 2 * n);
     fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
     CUDA_TRY(cudaGetLastError());
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt)); /* the copies below are a wait of their own */
+    phase_set(ws, GROTH16_PHASE_COPY);
     CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
     CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
     CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
     CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    /* a/b/c stay on the device: compute_h of this workspace starts from them */
+    tok = gpu_token_next();
+    k->abc_token = tok;
+    ws->abc_token = tok;
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
 fail:
+    cudaStreamSynchronize(k->st_ntt);
     pthread_mutex_unlock(&k->mu_ntt);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
+}
+
+/* d <- the odd-coset evaluations of the polynomial whose domain evaluations d holds:
+ * iNTT, times w_(2n)^i / n, NTT (on st_ntt) */
+cudaError_t coset_eval(gpu_key *k, fr *d)
+{
+    cudaError_t e = ntt_run(k->plan, d, 1, k->st_ntt);
+    if (e != cudaSuccess)
+        return e;
+    fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, k->st_ntt>>>(d, k->d_shift, k->n);
+    return ntt_run(k->plan, d, 0, k->st_ntt);
 }
 
 cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
@@ -319,23 +364,53 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     size_t n = k->n;
-    uint64_t *src[3] = {ws->a, ws->b, ws->c};
+    fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
+    cudaEvent_t ev_bc = nullptr;
+    int resident = 0;
+    uint64_t tok = 0;
     pthread_mutex_lock(&k->mu_ntt);
+    /* this workspace's own eval_abc left a/b/c in d_abc and nothing ran there since */
+    resident = ws->abc_token != 0 && ws->abc_token == k->abc_token;
+    k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
+    ws->abc_token = 0;
     CUDA_TRY(cudaSetDevice(im->device));
-    for (int x = 0; x < 3; x++) {
-        fr *d = k->d_abc + (size_t)x * n;
-        CUDA_TRY(cudaMemcpyAsync(d, src[x], n * 32, cudaMemcpyHostToDevice, k->st_ntt));
-        CUDA_TRY(ntt_run(k->plan, d, 1, k->st_ntt));
-        fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(d, k->d_shift, n);
-        CUDA_TRY(ntt_run(k->plan, d, 0, k->st_ntt));
+    if (!resident) {
+        /* a is waited for; b and c go up on the copy stream while a's NTTs run */
+        CUDA_TRY(cudaEventCreateWithFlags(&ev_bc, cudaEventDisableTiming));
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt));
+        CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
     }
-    h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_abc + n, k->d_abc + 2 * n, n);
+    CUDA_TRY(coset_eval(k, d_a));
+    if (!resident) {
+        CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy));
+        CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy));
+        CUDA_TRY(cudaEventRecord(ev_bc, k->st_copy));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt, ev_bc, 0));
+    }
+    CUDA_TRY(coset_eval(k, d_b));
+    CUDA_TRY(coset_eval(k, d_c));
+    h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(d_a, d_b, d_c, n);
     CUDA_TRY(cudaGetLastError());
-    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt)); /* the copy below is a wait of its own */
+    phase_set(ws, GROTH16_PHASE_COPY);
+    CUDA_TRY(cudaMemcpyAsync(ws->a, d_a, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
     CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    /* h stays in d_abc[0, n): msm_all of this workspace may copy it device to device */
+    tok = gpu_token_next();
+    k->h_token = tok;
+    ws->h_token = tok;
+    if (ev_bc)
+        cudaEventDestroy(ev_bc);
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
 fail:
+    /* no copy from or to the caller's buffers may outlive the call */
+    cudaStreamSynchronize(k->st_copy);
+    cudaStreamSynchronize(k->st_ntt);
+    if (ev_bc)
+        cudaEventDestroy(ev_bc);
     pthread_mutex_unlock(&k->mu_ntt);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
@@ -347,13 +422,18 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, k->d_msm, &sc);
-    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm, reuse_sort);
+    /* the GPU leaves the window sums; the host combines them (see msm_run) */
+    xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
+    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm, reuse_sort, nullptr, win);
     if (e != cudaSuccess)
         return e;
-    e = cudaMemcpyAsync(out, sc.result, 3 * sizeof(F), cudaMemcpyDeviceToHost, k->st_msm);
-    if (e != cudaSuccess)
+    if ((e = cudaStreamSynchronize(k->st_msm)) != cudaSuccess)
         return e;
-    return cudaStreamSynchronize(k->st_msm);
+    if (std::is_same<F, fq>::value)
+        GPU_C(msm_windows_g1)(out, win, s.nwin, s.c);
+    else
+        GPU_C(msm_windows_g2)(out, win, s.nwin, s.c);
+    return cudaSuccess;
 }
 
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
@@ -363,12 +443,35 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     const zkey_file *z = k->z;
+    int h_on_device = 0;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
-    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws->wtns, k->st_msm));
-    /* h goes up on the copy stream while the witness MSMs run */
-    CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
-    CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
+    phase_set(ws, GROTH16_PHASE_COPY);
+    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm));
+    phase_set(ws, GROTH16_PHASE_COMPUTE);
+    /* h: device to device when d_abc still holds this workspace's h from its compute_h. The
+       NTT lock (which guards d_abc) is only tried: msm_all never waits for the h step. Later
+       NTT work, which rewrites d_abc, is ordered after the copy through ev_h. */
+    if (ws->h_token && pthread_mutex_trylock(&k->mu_ntt) == 0) {
+        if (ws->h_token == k->h_token) {
+            cu_err = cudaMemcpyAsync(k->d_msm_h, k->d_abc, k->n * 32, cudaMemcpyDeviceToDevice, k->st_copy);
+            if (cu_err == cudaSuccess)
+                cu_err = cudaEventRecord(k->ev_h, k->st_copy);
+            if (cu_err == cudaSuccess)
+                cu_err = cudaStreamWaitEvent(k->st_ntt, k->ev_h, 0);
+            h_on_device = cu_err == cudaSuccess;
+        }
+        pthread_mutex_unlock(&k->mu_ntt);
+        if (cu_err != cudaSuccess) {
+            cu_what = "device copy of h";
+            goto fail;
+        }
+    }
+    if (!h_on_device) {
+        /* h goes up on the copy stream while the witness MSMs run */
+        CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
+        CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
+    }
     /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three */
     CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0));
     CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1));
@@ -380,6 +483,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     return CUZK_OK;
 fail:
     cudaStreamSynchronize(k->st_copy);
+    cudaStreamSynchronize(k->st_msm);
     pthread_mutex_unlock(&k->mu_msm);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: msm: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));

@@ -1,6 +1,8 @@
-/* gpu_backend.cu - curve dispatch of the CUDA backend (groth16/backend.h) and the device
- * count. A machine without a GPU or driver gets a clean "no CUDA device found". */
+/* gpu_backend.cu - curve dispatch of the CUDA backend (groth16/backend.h), the device
+ * count, and the page-locked host allocator the daemon's buffer pool uses. A machine
+ * without a GPU or driver gets a clean "no CUDA device found" (and pageable memory). */
 #include <cuda_runtime.h>
+#include <stdlib.h>
 
 extern "C" {
 #include "groth16/backend.h"
@@ -26,4 +28,34 @@ extern "C" int gpu_device_count(void)
     if (cudaGetDeviceCount(&n) != cudaSuccess)
         return 0;
     return n;
+}
+
+extern "C" void *gpu_host_alloc(size_t bytes, int *pinned)
+{
+    void *p = nullptr;
+    size_t b = (bytes + 63) / 64 * 64 + (bytes ? 0 : 64);
+    /* portable: page-locked for every device's context, so any device copies at full speed */
+    if (cudaHostAlloc(&p, b, cudaHostAllocPortable) == cudaSuccess) {
+        *pinned = 1;
+        return p;
+    }
+    cudaGetLastError(); /* not sticky; clear it so it is not reported by a later call */
+    *pinned = 0;
+    return aligned_alloc(64, b);
+}
+
+extern "C" void gpu_host_free(void *p, int pinned)
+{
+    if (!p)
+        return;
+    if (pinned)
+        cudaFreeHost(p);
+    else
+        free(p);
+}
+
+extern "C" uint64_t gpu_token_next(void)
+{
+    static uint64_t next;
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }

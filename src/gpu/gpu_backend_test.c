@@ -6,7 +6,8 @@
  * steps are plain arithmetic), then eval_abc, compute_h and msm_all on both backends;
  * a/b/c and h must match byte for byte (both keep reduced Montgomery/standard forms),
  * the five MSM results must be the same projective points (X1 Z2^2 = X2 Z1^2 and
- * Y1 Z2^3 = Y2 Z1^3, checked with a small Montgomery multiplication of its own).
+ * Y1 Z2^3 = Y2 Z1^3, checked with a small Montgomery multiplication of its own). Then the
+ * daemon's path: CPU a/b/c in page-locked buffers, GPU h and MSMs (check_daemon_path).
  * Prints "SKIP" and succeeds when there is no GPU or no key is given (make test runs it
  * bare; tests/gpu.sh gives it keys made by `cuzk dev-circuit`).
  */
@@ -192,6 +193,68 @@ static int jac_equal(const mq *f, int E, const uint64_t *p, const uint64_t *q)
     return memcmp(l, r, (size_t)W * 8) == 0;
 }
 
+static void count_phase(void *ctx, int phase)
+{
+    int *n = ctx;
+    n[phase == GROTH16_PHASE_COPY]++;
+}
+
+/* The daemon's path: a/b/c from the CPU backend, then the GPU's compute_h and msm_all on
+ * page-locked buffers (ws.pinned, gpu_host_alloc) with none of this workspace's data on the
+ * device yet, through the groth16_step_* wrappers and with a phase hook. h and the MSMs must
+ * equal the CPU results in ref (the steps above); the MSMs run twice, with h taken device to
+ * device from compute_h and, after clearing the token, uploaded from the host. */
+static int check_daemon_path(const zkey_file *z, cuzk_backend *cpu, void *ks_c, cuzk_backend *gpu, void *ks_g,
+                             const uint8_t *wtns, const groth16_ws *ref, const mq *f)
+{
+    char err[CUZK_ERRLEN];
+    size_t n = z->domain_size, abc = groth16_ws_size(z), wb = 32 * (size_t)z->n_vars;
+    int pinned = 0, fails = 0, phases[2] = {0, 0};
+    uint8_t *mem = gpu_host_alloc(abc + wb, &pinned);
+    if (!mem) {
+        fprintf(stderr, "FAIL: out of memory\n");
+        return 1;
+    }
+    memcpy(mem + abc, wtns, wb);
+    groth16_ws ws;
+    groth16_ws_init(&ws, z, mem, mem + abc);
+    ws.pinned = pinned;
+    if (groth16_step_abc(cpu, ks_c, &ws, err)) {
+        fprintf(stderr, "FAIL: cpu eval_abc: %s\n", err);
+        fails = 1;
+        goto done;
+    }
+    ws.phase = count_phase;
+    ws.phase_ctx = phases;
+    if (groth16_step_h(gpu, ks_g, &ws, err)) {
+        fprintf(stderr, "FAIL: compute_h (daemon path): %s\n", err);
+        fails = 1;
+        goto done;
+    }
+    int ok = !memcmp(ws.a, ref->a, n * 32) && phases[1] >= 2 && phases[0] >= 1;
+    printf("  daemon path (pinned %d): compute_h h: %s (copy phases %d, compute %d)\n", pinned, ok ? "ok" : "FAIL",
+           phases[1], phases[0]);
+    fails += !ok;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1)
+            ws.h_token = 0; /* h from the host this time */
+        memset(ws.msm, 0xa5, sizeof ws.msm);
+        if (groth16_step_msm(gpu, ks_g, &ws, err)) {
+            fprintf(stderr, "FAIL: msm_all (daemon path): %s\n", err);
+            fails = 1;
+            goto done;
+        }
+        ok = 1;
+        for (int s = 0; s < ZKEY_BASES; s++)
+            ok &= jac_equal(f, s == ZKEY_B2 ? 2 : 1, ref->msm[s], ws.msm[s]);
+        printf("  daemon path: msm_all, h %s: %s\n", pass ? "from the host" : "device to device", ok ? "ok" : "FAIL");
+        fails += !ok;
+    }
+done:
+    gpu_host_free(mem, pinned);
+    return fails;
+}
+
 static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
 {
     char err[CUZK_ERRLEN];
@@ -302,6 +365,7 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
         printf("  msm %-2s (%u points): %s\n", names[s], z.n_bases[s], ok ? "ok" : "FAIL");
         fails += !ok;
     }
+    fails += check_daemon_path(&z, cpu, ks_c, gpu, ks_g, wtns, &wc, &f);
     printf("  ms cpu/gpu: eval_abc %.2f/%.2f compute_h %.2f/%.2f msm_all %.2f/%.2f\n", tc[0], tg[0], tc[1], tg[1],
            tc[2], tg[2]);
 done:

@@ -3,6 +3,8 @@
  * The Makefile compiles this file only when CUDA is not built (it skips *_nocuda.c
  * otherwise), so a CPU-only cuzk still links and says clearly why --backend gpu fails.
  */
+#include <stdlib.h>
+
 #include "gpu/fixed_base.h"
 #include "groth16/backend.h"
 
@@ -17,6 +19,24 @@ cuzk_backend *gpu_backend_create(cuzk_curve_id curve, int device, char *err)
 int gpu_device_count(void)
 {
     return 0;
+}
+
+void *gpu_host_alloc(size_t bytes, int *pinned)
+{
+    *pinned = 0;
+    return aligned_alloc(64, (bytes + 63) / 64 * 64 + (bytes ? 0 : 64));
+}
+
+void gpu_host_free(void *p, int pinned)
+{
+    (void)pinned;
+    free(p);
+}
+
+uint64_t gpu_token_next(void)
+{
+    static uint64_t next;
+    return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
 
 /* the fixed-base kernels of dev-circuit (fixed_base.h) */

@@ -96,5 +96,13 @@ cuzk_backend *cpu_backend_create(cuzk_curve_id curve, int threads, char *err);
 cuzk_backend *gpu_backend_create(cuzk_curve_id curve, int device, char *err);
 /* number of usable CUDA devices (0 when none or built without CUDA) */
 int gpu_device_count(void);
+/* Host memory for buffers a GPU copies from and to: page-locked (portable across devices)
+ * when CUDA can give it, *pinned = 1; otherwise 64-byte aligned pageable memory, *pinned = 0
+ * (always so without CUDA). NULL when out of memory. Page-locking is slow: callers keep and
+ * reuse these buffers. Free with gpu_host_free(p, the same pinned). */
+void *gpu_host_alloc(size_t bytes, int *pinned);
+void gpu_host_free(void *p, int pinned);
+/* a process-wide unique, nonzero token (groth16_ws.abc_token, h_token) */
+uint64_t gpu_token_next(void);
 
 #endif

@@ -86,11 +86,13 @@ int groth16_rs_from_env(groth16_rs *rs, const cuzk_curve_info *c, char *err)
 
 cuzk_err groth16_step_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
+    ws->abc_token = ws->h_token = 0; /* only a backend that leaves them on a device sets them */
     return be->eval_abc(be, ks, ws, err);
 }
 
 cuzk_err groth16_step_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
+    ws->h_token = 0;
     return be->compute_h(be, ks, ws, err);
 }
 
@@ -119,11 +121,17 @@ static double mono_s(void)
 cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
                        const wtns_file *w, const groth16_rs *rs, char *err)
 {
-    return groth16_prove_timed(out, be, ks, z, w, rs, NULL, err);
+    return groth16_prove_timed(out, be, ks, z, w, rs, NULL, 0, NULL, err);
+}
+
+size_t groth16_prove_mem_size(const zkey_file *z)
+{
+    return (groth16_ws_size(z) + 32 * (size_t)z->n_vars + 63) / 64 * 64;
 }
 
 cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
-                             const wtns_file *w, const groth16_rs *rs, groth16_times *t, char *err)
+                             const wtns_file *w, const groth16_rs *rs, uint8_t *mem, int pinned,
+                             groth16_times *t, char *err)
 {
     groth16_times tt;
     double t0 = mono_s();
@@ -141,13 +149,18 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     }
     /* the witness payload in a .wtns file is only 4-byte aligned: copy it behind a, b, c */
     size_t bytes = groth16_ws_size(z), wbytes = 32 * (size_t)z->n_vars;
-    uint8_t *mem = aligned_alloc(64, (bytes + wbytes + 63) / 64 * 64);
-    if (!mem)
-        return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes for the prover's buffers",
-                         bytes + wbytes);
+    uint8_t *own = NULL;
+    if (!mem) {
+        mem = own = aligned_alloc(64, groth16_prove_mem_size(z));
+        pinned = 0;
+        if (!mem)
+            return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes for the prover's buffers",
+                             bytes + wbytes);
+    }
     memcpy(mem + bytes, w->values, wbytes);
     groth16_ws ws;
     groth16_ws_init(&ws, z, mem, mem + bytes);
+    ws.pinned = pinned;
     double t1 = mono_s();
     tt.setup = t1 - t0;
     if ((e = groth16_step_abc(be, ks, &ws, err)))
@@ -168,7 +181,7 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     if (t)
         *t = tt;
 done:
-    free(mem);
+    free(own);
     memset(&fresh, 0, sizeof fresh);
     return e;
 }

@@ -118,8 +118,10 @@ void view_status(FILE *f, json_t *st, int width)
             num(jc, "queued"), num(jc, "running"), num(jc, "done"), num(jc, "failed"),
             num(jc, "canceled"));
     json_t *buf = json_object_get(st, "buffers");
+    char pb[32];
     size_format(a, sizeof a, (uint64_t)num(buf, "pool_bytes"));
-    fprintf(f, "buffers: pool %s  allocs %.0f  reuses %.0f  free %.0f\n", a, num(buf, "allocs"),
+    size_format(pb, sizeof pb, (uint64_t)num(buf, "pinned_bytes"));
+    fprintf(f, "buffers: pool %s (pinned %s)  allocs %.0f  reuses %.0f  free %.0f\n", a, pb, num(buf, "allocs"),
             num(buf, "reuses"), num(buf, "free"));
 
     json_t *ws = json_object_get(st, "workers");
