@@ -320,7 +320,7 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
     for (size_t t = 0; t < threads; t++) {
         blockIdx.x = (unsigned)t;
         msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
-                                                    ppt[0].data());
+                                                    ppt[0].data(), MSM_CHUNK);
     }
     size_t nslots = 2 * threads;
     int cur = 0, levels = 0;
@@ -333,14 +333,14 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         if (sel.empty())
             break;
         levels++;
-        size_t cnt = sel.size(), th = (cnt + MSM_CHUNK - 1) / MSM_CHUNK;
+        size_t cnt = sel.size(), th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
         int nxt = cur ^ 1;
         std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
         msm_src_partial<F> src{sel.data(), pkey[cur].data(), ppt[cur].data()};
         for (size_t t = 0; t < th; t++) {
             blockIdx.x = (unsigned)t;
             msm_accumulate_kernel<F, msm_src_partial<F>>(src, cnt, s.c, buckets.data(), pkey[nxt].data(),
-                                                         ppt[nxt].data());
+                                                         ppt[nxt].data(), MSM_PCHUNK);
         }
         nslots = 2 * th;
         cur = nxt;

@@ -9,7 +9,8 @@ snap=${SNAP_DIR:-/tmp/cuzk-snap}
 mkdir -p .snap/obj
 git archive HEAD >.snap/tree.tar
 if [ "${1:-}" != --no-build ]; then
-    rm -rf "$snap" && mkdir -p "$snap" && tar -xf .snap/tree.tar -C "$snap"
+    mkdir -p "$snap" && tar -xf .snap/tree.tar -C "$snap" # make rebuilds what changed
+    export TMPDIR=$snap/tmp && mkdir -p "$TMPDIR"             # nvcc's temporaries, private
     make -s -C "$snap/dev/cuda" -j2 lab_bn254 lab_bls12_381
     make -s -C "$snap" BUILD=build-cuda -j2 build-cuda/obj/src/gpu/gpu_bn254.cu.o \
         build-cuda/obj/src/gpu/gpu_bls12_381.cu.o build-cuda/obj/src/gpu/gpu_backend.cu.o

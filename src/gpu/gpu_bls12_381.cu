@@ -2,6 +2,7 @@
 #include "gpu/params_bls12_381.cuh"
 #define GPU_P(x) BLS12_381_##x
 #define GPU_SYM(x) x##_bls12_381
+#define GPU_C(x) bls12_381_##x /* the C side's per-curve exports (curve_exports.h) */
 #define GPU_CURVE_ID CURVE_BLS12_381
 #include "gpu/backend_impl.cuh"
 #include "gpu/fixed_base.cuh"

@@ -2,6 +2,7 @@
 #include "gpu/params_bn254.cuh"
 #define GPU_P(x) BN254_##x
 #define GPU_SYM(x) x##_bn254
+#define GPU_C(x) bn254_##x /* the C side's per-curve exports (curve_exports.h) */
 #define GPU_CURVE_ID CURVE_BN254
 #include "gpu/backend_impl.cuh"
 #include "gpu/fixed_base.cuh"

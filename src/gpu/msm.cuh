@@ -28,9 +28,11 @@
 
 #include "gpu/ec.cuh"
 
-#define MSM_CHUNK 32    /* sorted entries per accumulating thread */
+#define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
+#define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
+                           levels have little parallelism, so latency is what counts) */
 #define MSM_GROUPS_MIN 256 /* threads per window in the bucket reduction, at least */
-#define MSM_GROUP_BUCKETS 32 /* buckets per reduction thread, at most (when groups allow) */
+#define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
 
 /* window bits for n points */
@@ -71,7 +73,7 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.key_bits = s.c + wb;
     s.entries = n * s.nwin;
     s.slots0 = 2 * ((s.entries + MSM_CHUNK - 1) / MSM_CHUNK);
-    s.slots1 = 2 * ((s.slots0 + MSM_CHUNK - 1) / MSM_CHUNK) + 2;
+    s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
     s.groups = MSM_GROUPS_MIN;
     while (s.groups * MSM_GROUP_BUCKETS < (1u << (s.c - 1)) && s.groups < 65536)
@@ -206,13 +208,13 @@ struct msm_src_partial {
 
 template <class F, class SRC>
 __global__ __launch_bounds__(128) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
-                                                             uint32_t *out_key, xyzz_t<F> *out_pt)
+                                                             uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    size_t start = t * MSM_CHUNK;
+    size_t start = t * chunk;
     if (start >= m)
         return;
-    size_t end = start + MSM_CHUNK < m ? start + MSM_CHUNK : m;
+    size_t end = start + chunk < m ? start + chunk : m;
     uint32_t bmask = (1u << c) - 1;
     uint32_t key = src.key(start);
     size_t run = start;
@@ -321,18 +323,25 @@ struct msm_prof {
     } while (0)
 
 /* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
- * points, zkey layout). Writes the Jacobian result to sc.result. reuse_sort != 0 skips the
+ * points, zkey layout). Writes the Jacobian result to sc.result, or, when h_windows is given,
+ * copies the nwin window sums (XYZZ, window 0 first) there for the host to combine: the
+ * c * (nwin - 1) doublings of that last step are one dependent chain, which a CPU core runs
+ * many times faster than one GPU thread. reuse_sort != 0 skips the
  * digits and the sort and uses the sorted entries the previous call left in sc (same n and
  * scalars: the A, B1 and B2 MSMs share the witness; the entry arrays sit at the same offsets
  * in the G1 and G2 layouts). */
 template <class F>
 static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
                            const uint32_t *d_scalars, cudaStream_t st, int reuse_sort = 0,
-                           msm_prof *prof = nullptr)
+                           msm_prof *prof = nullptr, void *h_windows = nullptr)
 {
     cudaError_t e;
     MSM_PROF_MARK(prof, 0, st);
     if (s.n == 0) {
+        if (h_windows) {
+            memset(h_windows, 0, (size_t)s.nwin * sizeof(xyzz_t<F>));
+            return cudaSuccess;
+        }
         e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
         return e;
     }
@@ -355,7 +364,7 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
     size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
     msm_accumulate_kernel<F, msm_src_affine<F>>
-        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0]);
+        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], MSM_CHUNK);
     MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
     int cur = 0;
@@ -376,13 +385,13 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             return e;
         if (cnt == 0)
             break;
-        size_t th = (cnt + MSM_CHUNK - 1) / MSM_CHUNK;
+        size_t th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
         int nxt = cur ^ 1;
         if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
             return e;
         msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
         msm_accumulate_kernel<F, msm_src_partial<F>>
-            <<<msm_grid(th, 128), 128, 0, st>>>(src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt]);
+            <<<msm_grid(th, 128), 128, 0, st>>>(src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK);
         nslots = 2 * th;
         cur = nxt;
         if (prof)
@@ -395,7 +404,14 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         msm_group_pairs_kernel<F>
             <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride, s.groups);
     MSM_PROF_MARK(prof, 4, st);
-    msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin, s.groups);
+    if (h_windows) {
+        e = cudaMemcpy2DAsync(h_windows, sizeof(xyzz_t<F>), sc.groups, s.groups * sizeof(xyzz_t<F>),
+                              sizeof(xyzz_t<F>), s.nwin, cudaMemcpyDeviceToHost, st);
+        if (e != cudaSuccess)
+            return e;
+    } else {
+        msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin, s.groups);
+    }
     MSM_PROF_MARK(prof, 5, st);
     return cudaGetLastError();
 }

@@ -13,7 +13,9 @@
                          const groth16_rs *rs, char *err);                                         \
     cuzk_err p##verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof,         \
                        char *err);                                                                 \
-    cuzk_err p##vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);
+    cuzk_err p##vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);     \
+    void p##msm_windows_g1(uint64_t *out, const void *win, unsigned nwin, unsigned c);             \
+    void p##msm_windows_g2(uint64_t *out, const void *win, unsigned nwin, unsigned c);
 
 CURVE_EXPORTS(bn254_)
 CURVE_EXPORTS(bls12_381_)

@@ -44,8 +44,13 @@ cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_f
 typedef struct groth16_times {
     double setup, abc, h, msm, assemble; /* setup: workspace allocation and witness copy */
 } groth16_times;
+/* groth16_prove with its times, in a caller's workspace when mem is not NULL: at least
+ * groth16_prove_mem_size(z) bytes, 64-byte aligned, pinned = 1 if it is page-locked
+ * (gpu_host_alloc). Reusing one workspace is how a resident key is proved repeatedly. */
+size_t groth16_prove_mem_size(const zkey_file *z);
 cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z,
-                             const wtns_file *w, const groth16_rs *rs, groth16_times *t, char *err);
+                             const wtns_file *w, const groth16_rs *rs, uint8_t *mem, int pinned,
+                             groth16_times *t, char *err);
 
 /* public signals of a witness: values[1..n_public] */
 cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err);

@@ -276,3 +276,27 @@ cuzk_err CURVE_SYM(vk_from_zkey)(cuzk_vk *out, uint8_t *alphabeta, const zkey_fi
     }
     return CUZK_OK;
 }
+
+/* ---- MSM window sums from the GPU backend ----
+ * out (Jacobian) = sum_w 2^(c w) S_w over nwin XYZZ window sums (window 0 first, the GPU's
+ * limb layout is the host's). The c (nwin - 1) doublings are one dependent chain, which a
+ * CPU core runs many times faster than a single GPU thread. */
+#define PROVER_MSM_WINDOWS(G)                                                                       \
+    void CURVE_SYM(msm_windows_##G)(uint64_t *out, const void *win, unsigned nwin, unsigned c);    \
+    void CURVE_SYM(msm_windows_##G)(uint64_t *out, const void *win, unsigned nwin, unsigned c)     \
+    {                                                                                              \
+        G##_jac_t r, t;                                                                            \
+        G##_xyzz_t s;                                                                              \
+        G##_jac_set_inf(&r);                                                                       \
+        for (unsigned w = nwin; w-- > 0;) {                                                        \
+            if (w + 1 < nwin)                                                                      \
+                for (unsigned k = 0; k < c; k++)                                                   \
+                    G##_jac_dbl(&r, &r);                                                           \
+            memcpy(&s, (const uint8_t *)win + (size_t)w * sizeof s, sizeof s);                     \
+            G##_xyzz_to_jac(&t, &s);                                                               \
+            G##_jac_add(&r, &r, &t);                                                               \
+        }                                                                                          \
+        memcpy(out, &r, sizeof r);                                                                 \
+    }
+PROVER_MSM_WINDOWS(g1)
+PROVER_MSM_WINDOWS(g2)
