@@ -227,21 +227,19 @@ template <class fr>
 static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
 {
     size_t n = (size_t)1 << log_n;
+    std::vector<fr> tmp(n);
     blockDim.x = 1;
     threadIdx.x = 0;
-    for (size_t i = 0; i < n; i++) {
-        blockIdx.x = (unsigned)i;
-        ntt_bitrev_kernel<fr>(a, log_n);
-    }
     for (unsigned s = 0; s < log_n;) {
         unsigned lo_bits = s < 3 ? s : 3;
         unsigned k = NTT_GROUP_LOG - lo_bits;
         if (k > log_n - s)
             k = log_n - s;
         size_t blocks = n >> (k + lo_bits);
+        bool first = s == 0, last = s + k == log_n;
         for (size_t b = 0; b < blocks; b++) {
             blockIdx.x = (unsigned)b;
-            ntt_group_kernel<fr>(a, tw, log_n, s, k, lo_bits);
+            ntt_group_kernel<fr>(first ? a : tmp.data(), last ? a : tmp.data(), tw, log_n, s, k, lo_bits, first);
         }
         s += k;
     }

@@ -258,6 +258,7 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
         fr *d_a, *d_b;
         CK(cudaMalloc(&p.d_tw, (n / 2 + 1) * 32));
         CK(cudaMalloc(&p.d_itw, (n / 2 + 1) * 32));
+        CK(cudaMalloc(&p.d_tmp, n * 32));
         CK(cudaMalloc(&d_a, n * 32));
         CK(cudaMalloc(&d_b, n * 32));
         fr w = fr_table(LP(FR_ROOTS), log_n), iw = fr_table(LP(FR_IROOTS), log_n), one = fr_table(LP(FR_ROOTS), 0);
@@ -326,7 +327,7 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
                 printf("phases NTT 2^%u: bit reversal %.3f ms of %.3f ms\n", log_n, median(br), median(ms));
             }
         }
-        cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(d_a), cudaFree(d_b);
+        cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(p.d_tmp), cudaFree(d_a), cudaFree(d_b);
     }
 }
 

@@ -105,6 +105,7 @@ void key_free(gpu_key *k)
     cudaFree(k->d_val);
     cudaFree(k->plan.d_tw);
     cudaFree(k->plan.d_itw);
+    cudaFree(k->plan.d_tmp);
     cudaFree(k->d_shift);
     cudaFree(k->d_w);
     cudaFree(k->d_abc);
@@ -196,7 +197,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     for (int i = 0; i < ZKEY_BASES; i++)
         need += msm_align(set_points(z, i) * set_point_bytes(z, i));
     need += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
-    need += 2 * msm_align(n / 2 * 32 + 32) + msm_align(n * 32);            /* twiddles, shift */
+    need += 2 * msm_align(n / 2 * 32 + 32) + 2 * msm_align(n * 32);        /* twiddles, shift, NTT scratch */
     need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
     need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
     k->msm_bytes = msm_need(z);
@@ -257,6 +258,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_tw, (n / 2 + 1) * sizeof(fr)));
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_itw, (n / 2 + 1) * sizeof(fr)));
     CUDA_TRY(cudaMalloc((void **)&k->d_shift, n * sizeof(fr)));
+    CUDA_TRY(cudaMalloc((void **)&k->plan.d_tmp, n * sizeof(fr)));
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
     ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);

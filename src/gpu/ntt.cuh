@@ -1,8 +1,11 @@
 /* ntt.cuh - number-theoretic transforms over Fr on the GPU, and the kernels of the
  * Groth16 h computation (FORMATS.md section 4, steps 1-3).
  *
- * DESIGN. Radix-2 decimation in time, natural order in and out: a bit-reversal
- * permutation, then the stages in groups done inside shared memory (ntt_group_kernel):
+ * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
+ * inside shared memory (ntt_group_kernel); the first group gathers its input in bit-reversed
+ * order straight from the source (each element is one 32-byte sector, so the gather wastes
+ * no DRAM bandwidth) and writes to a scratch array, the last group writes back, so the
+ * bit-reversal permutation costs no pass of its own:
  * stages 0-10 on blocks of 2^11 contiguous elements, then 8 stages at a time on blocks of
  * 8 consecutive columns x 256 strided rows. Twiddles come from a table tw[t] = omega_n^t,
  * t < n/2, built once per key; stage s (span m = 2^s) reads tw[j * n/(2m)]. Cost: n/2 log n
@@ -50,8 +53,8 @@ __global__ __launch_bounds__(256) void ntt_bitrev_kernel(fr *a, unsigned log_n)
  * the k stages among them: 2^(k + lo_bits) elements, at most 2^NTT_GROUP_LOG. Stage st
  * pairs mid bit st - s; its twiddle is tw[j * n / 2^(st+1)] with j = index mod 2^st. */
 template <class fr>
-__global__ __launch_bounds__(512) void ntt_group_kernel(fr *a, const fr *tw, unsigned log_n, unsigned s, unsigned k,
-                                                        unsigned lo_bits)
+__global__ __launch_bounds__(512) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
+                                                        unsigned s, unsigned k, unsigned lo_bits, int bitrev_in)
 {
     extern __shared__ uint4 smem_raw[];
     fr *sm = (fr *)smem_raw;
@@ -62,8 +65,13 @@ __global__ __launch_bounds__(512) void ntt_group_kernel(fr *a, const fr *tw, uns
     unsigned cnt = 1u << (k + lo_bits);
     unsigned lmask = (1u << lo_bits) - 1;
     size_t base = (hi << (s + k)) | (lo_chunk << lo_bits);
-    for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
-        sm[e] = a[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)];
+    if (bitrev_in) { /* s = 0, lo_bits = 0: element e of the block is index base + e */
+        for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
+            sm[e] = src[__brevll((unsigned long long)(base + e)) >> (64 - log_n)];
+    } else {
+        for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
+            sm[e] = src[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)];
+    }
     __syncthreads();
     for (unsigned t = 0; t < k; t++) {
         unsigned st = s + t;
@@ -82,7 +90,7 @@ __global__ __launch_bounds__(512) void ntt_group_kernel(fr *a, const fr *tw, uns
         __syncthreads();
     }
     for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
-        a[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)] = sm[e];
+        dst[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)] = sm[e];
 }
 
 /* a[i] *= b[i] */
@@ -141,6 +149,7 @@ template <class fr>
 struct ntt_plan {
     unsigned log_n;
     fr *d_tw, *d_itw; /* n/2 forward / inverse twiddles */
+    fr *d_tmp;        /* n elements of scratch (the first group's output) */
 };
 
 static inline unsigned ntt_blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
@@ -161,7 +170,6 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
                                          (int)smem_max);
     if (e != cudaSuccess)
         return e;
-    ntt_bitrev_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, log_n);
     for (unsigned s = 0; s < log_n;) {
         unsigned lo_bits = s < 3 ? s : 3;
         unsigned k = NTT_GROUP_LOG - lo_bits;
@@ -170,7 +178,13 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         unsigned cnt = 1u << (k + lo_bits);
         unsigned threads = cnt / 2 < 512 ? cnt / 2 : 512;
         size_t blocks = n >> (k + lo_bits);
-        ntt_group_kernel<fr><<<(unsigned)blocks, threads, cnt * sizeof(fr), st>>>(d_a, tw, log_n, s, k, lo_bits);
+        /* one group: a single block, which reads everything before it writes: in place.
+           Otherwise a -> tmp (gathering), tmp in place, last group tmp -> a. */
+        bool first = s == 0, last = s + k == log_n;
+        const fr *src = first ? d_a : p.d_tmp;
+        fr *dst = last ? d_a : p.d_tmp;
+        ntt_group_kernel<fr>
+            <<<(unsigned)blocks, threads, cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, k, lo_bits, first);
         s += k;
     }
     return cudaGetLastError();
