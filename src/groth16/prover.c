@@ -3,10 +3,12 @@
 #include "groth16/prover.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "groth16/curve_exports.h"
 #include "util/le.h"
@@ -111,6 +113,52 @@ cuzk_err groth16_step_assemble(cuzk_proof *out, const zkey_file *z, const groth1
     }
 }
 
+/* memcpy of a large witness on several threads: one core copies a few GB/s, which at 2^20
+ * constraints and more is a real part of a GPU proof. Falls back to one thread. */
+typedef struct copy_part {
+    uint8_t *dst;
+    const uint8_t *src;
+    size_t n;
+} copy_part;
+
+static void *copy_part_run(void *arg)
+{
+    copy_part *c = arg;
+    memcpy(c->dst, c->src, c->n);
+    return NULL;
+}
+
+static void copy_parallel(uint8_t *dst, const uint8_t *src, size_t n)
+{
+    enum { MAX_T = 8, MIN_PART = 4u << 20 };
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t t = n / MIN_PART;
+    if (t > MAX_T)
+        t = MAX_T;
+    if (cpus > 0 && t > (size_t)cpus)
+        t = (size_t)cpus;
+    if (t < 2) {
+        memcpy(dst, src, n);
+        return;
+    }
+    pthread_t th[MAX_T];
+    copy_part part[MAX_T];
+    size_t per = (n / t + 63) / 64 * 64, started = 0;
+    for (size_t i = 0; i < t; i++) {
+        size_t off = i * per;
+        part[i] = (copy_part){dst + off, src + off, off >= n ? 0 : (n - off < per ? n - off : per)};
+        /* part 0, and any part whose thread could not start, is copied here */
+        if (i > 0 && pthread_create(&th[i], NULL, copy_part_run, &part[i]) == 0)
+            started |= (size_t)1 << i;
+    }
+    for (size_t i = 0; i < t; i++)
+        if (!(started >> i & 1))
+            memcpy(part[i].dst, part[i].src, part[i].n);
+    for (size_t i = 1; i < t; i++)
+        if (started >> i & 1)
+            pthread_join(th[i], NULL);
+}
+
 static double mono_s(void)
 {
     struct timespec ts;
@@ -157,7 +205,7 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
             return cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes for the prover's buffers",
                              bytes + wbytes);
     }
-    memcpy(mem + bytes, w->values, wbytes);
+    copy_parallel(mem + bytes, w->values, wbytes);
     groth16_ws ws;
     groth16_ws_init(&ws, z, mem, mem + bytes);
     ws.pinned = pinned;
