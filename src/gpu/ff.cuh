@@ -160,6 +160,81 @@ struct fp_t {
         return reduce_once(t + N, c);
     }
 
+#ifdef FF_MUL_EO
+    /* CIOS by even and odd limbs. E[j] is limb j, O[j] is limb j + 1. Row i adds a_(2k) b_i
+     * (low half at limb i+2k, high half at i+2k+1) to E and a_(2k+1) b_i to O, each in one
+     * carry chain in which the two halves of one product are neighbours; then m_i = T_i * m0,
+     * where T_i = E[i] + O[i-1] + (carry out of the limbs below i), and m_i * P likewise.
+     * Limbs above i + N are untouched by row i, so each chain's carry lands in a fresh limb. */
+    friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b)
+    {
+        uint32_t e[2 * N], o[2 * N], c = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            if (i == 0) {
+#pragma unroll
+                for (int k = 0; k < N; k += 2) {
+                    uint64_t pe = (uint64_t)a.v[k] * b.v[0], po = (uint64_t)a.v[k + 1] * b.v[0];
+                    e[k] = (uint32_t)pe;
+                    e[k + 1] = (uint32_t)(pe >> 32);
+                    o[k] = (uint32_t)po;
+                    o[k + 1] = (uint32_t)(po >> 32);
+                }
+                e[N] = o[N] = 0;
+            } else {
+                PTX_MADLO_CC(e[i], a.v[0], b.v[i], e[i]);
+                PTX_MADCHI_CC(e[i + 1], a.v[0], b.v[i], e[i + 1]);
+#pragma unroll
+                for (int k = 2; k < N; k += 2) {
+                    PTX_MADCLO_CC(e[i + k], a.v[k], b.v[i], e[i + k]);
+                    PTX_MADCHI_CC(e[i + k + 1], a.v[k], b.v[i], e[i + k + 1]);
+                }
+                PTX_ADDC(e[i + N], 0u, 0u);
+                PTX_MADLO_CC(o[i], a.v[1], b.v[i], o[i]);
+                PTX_MADCHI_CC(o[i + 1], a.v[1], b.v[i], o[i + 1]);
+#pragma unroll
+                for (int k = 2; k < N; k += 2) {
+                    PTX_MADCLO_CC(o[i + k], a.v[k + 1], b.v[i], o[i + k]);
+                    PTX_MADCHI_CC(o[i + k + 1], a.v[k + 1], b.v[i], o[i + k + 1]);
+                }
+                PTX_ADDC(o[i + N], 0u, 0u);
+            }
+            uint32_t below = i ? o[i - 1] : 0u; /* limb i of O */
+            uint32_t m = (e[i] + below + c) * C::m0();
+            PTX_MADLO_CC(e[i], m, C::p(0), e[i]);
+            PTX_MADCHI_CC(e[i + 1], m, C::p(0), e[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(e[i + k], m, C::p(k), e[i + k]);
+                PTX_MADCHI_CC(e[i + k + 1], m, C::p(k), e[i + k + 1]);
+            }
+            PTX_ADDC(e[i + N], e[i + N], 0u);
+            PTX_MADLO_CC(o[i], m, C::p(1), o[i]);
+            PTX_MADCHI_CC(o[i + 1], m, C::p(1), o[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(o[i + k], m, C::p(k + 1), o[i + k]);
+                PTX_MADCHI_CC(o[i + k + 1], m, C::p(k + 1), o[i + k + 1]);
+            }
+            PTX_ADDC(o[i + N], o[i + N], 0u);
+            /* limb i is now 0 mod 2^32: what it carries into limb i + 1 (0..2) */
+            c = (uint32_t)(((uint64_t)e[i] + below + c) >> 32);
+        }
+        /* result = limbs N.. of E + O + c, below 2P: N limbs and a top bit */
+        uint32_t r[N], top;
+        PTX_ADD_CC(r[0], e[N], o[N - 1]);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], e[N + j], o[N + j - 1]);
+        PTX_ADDC(top, o[2 * N - 1], 0u);
+        PTX_ADD_CC(r[0], r[0], c);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], r[j], 0u);
+        PTX_ADDC(top, top, 0u);
+        return reduce_once(r, top);
+    }
+#else
     friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b)
     {
         uint32_t t[2 * N];
@@ -189,6 +264,7 @@ struct fp_t {
         }
         return redc(t);
     }
+#endif
 
     FF_INLINE fp_t sqr() const
     {
