@@ -83,7 +83,7 @@ __global__ __launch_bounds__(512) void ntt_group_kernel(const fr *src, fr *dst, 
             unsigned e0 = (mid0 << lo_bits) | l, e1 = ((mid0 + m) << lo_bits) | l;
             size_t j = ((size_t)jm << s) | (lo_chunk << lo_bits) | l;
             fr w = tw[j << (log_n - 1 - st)];
-            fr u = sm[e0], v = sm[e1] * w;
+            fr u = sm[e0], v = fr::mul_sos(sm[e1], w); /* mul_eo measured 4% slower here */
             sm[e0] = u + v;
             sm[e1] = u - v;
         }
