@@ -20,8 +20,8 @@ int main(int argc, char **argv)
     } else {
         bench_curves();
     }
-    if (g_fail) {
-        fprintf(stderr, "%s: %d curve checks failed\n", CURVE_NAME, g_fail);
+    if (failures) {
+        fprintf(stderr, "%s: %d curve checks failed\n", CURVE_NAME, failures);
         return 1;
     }
     printf("%s: curve and pairing checks passed\n", CURVE_NAME);

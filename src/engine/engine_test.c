@@ -13,18 +13,8 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
+#include "util/check.h"
 #include "util/log.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 
 #define MULT_Z "tests/data/bn128/multiplier/circuit.zkey"
 #define MULT_W "tests/data/bn128/multiplier/witness.wtns"

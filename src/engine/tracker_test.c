@@ -7,17 +7,7 @@
 #include <string.h>
 
 #include "engine/tracker.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "util/check.h"
 
 #define T0 1000000000000LL /* an arbitrary unix time in us */
 #define MS(x) (T0 + (int64_t)(x) * 1000)

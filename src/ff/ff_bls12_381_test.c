@@ -18,8 +18,8 @@ int main(int argc, char **argv)
     } else {
         bench_fields();
     }
-    if (g_fail) {
-        fprintf(stderr, "%s: %d field checks failed\n", CURVE_NAME, g_fail);
+    if (failures) {
+        fprintf(stderr, "%s: %d field checks failed\n", CURVE_NAME, failures);
         return 1;
     }
     printf("%s: field checks passed\n", CURVE_NAME);

@@ -11,17 +11,7 @@
 #include <time.h>
 
 #include "ff/ff.h"
-
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
+#include "util/check.h"
 
 static uint64_t g_rng = 0x9e3779b97f4a7c15ull;
 static uint64_t rnd64(void) /* splitmix64 */

@@ -27,18 +27,7 @@
 #include "groth16/formats.h"
 #include "groth16/proof.h"
 #include "groth16/prover.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                               \
-        }                                                                                          \
-    } while (0)
+#include "util/check.h"
 
 static dev_rng rng;
 

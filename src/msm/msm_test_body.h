@@ -16,18 +16,8 @@
 #include "ec/ec.h"
 #include "ff/ff.h"
 #include "msm/msm.h"
+#include "util/check.h"
 #include "util/pool.h"
-
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t g_rng = 0x853c49e6748fea9bull;
 static uint64_t rnd64(void) /* splitmix64 */
@@ -235,8 +225,8 @@ static int msm_test_main(void)
            t2 - t1);
     pool_destroy(pools[1]);
     pool_destroy(pools[2]);
-    if (g_fail) {
-        fprintf(stderr, "%s: %d MSM checks failed\n", CURVE_NAME, g_fail);
+    if (failures) {
+        fprintf(stderr, "%s: %d MSM checks failed\n", CURVE_NAME, failures);
         return 1;
     }
     printf("%s: MSM checks passed\n", CURVE_NAME);

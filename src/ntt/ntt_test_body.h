@@ -12,18 +12,8 @@
 
 #include "ff/ff.h"
 #include "ntt/ntt.h"
+#include "util/check.h"
 #include "util/pool.h"
-
-static int g_fail;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            g_fail++;                                                                              \
-        }                                                                                          \
-    } while (0)
 
 static uint64_t g_rng = 0x2545f4914f6cdd1dull;
 static uint64_t rnd64(void) /* splitmix64 */
@@ -218,8 +208,8 @@ static int ntt_test_main(void)
     test_large(16, p3, "pool 3", 3);
     pool_destroy(p2);
     pool_destroy(p3);
-    if (g_fail) {
-        fprintf(stderr, "%s: %d NTT checks failed\n", CURVE_NAME, g_fail);
+    if (failures) {
+        fprintf(stderr, "%s: %d NTT checks failed\n", CURVE_NAME, failures);
         return 1;
     }
     printf("%s: NTT checks passed\n", CURVE_NAME);

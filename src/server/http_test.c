@@ -17,17 +17,7 @@
 #include "server/client.h"
 #include "server/config.h"
 #include "server/http.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "util/check.h"
 
 /* echoes "METHOD PATH q=<query q> len=<body length> body=<body>" */
 static void echo_handler(void *ctx, const http_req *req, http_resp *resp)
