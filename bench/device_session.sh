@@ -4,8 +4,8 @@
 # carried CUDA objects and labs, then, each part under its own time limit:
 #   1. tests/gpu.sh            GPU against CPU, byte for byte, and snarkjs-format checks
 #   2. bench/pipeline.sh       the Filecoin-shaped mix through the daemon (files for --report)
-#   3. bench/gpu.sh            kernel table and whole proofs (bench/results format)
-#   4. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat
+#   3. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat
+#   4. bench/gpu.sh            kernel table and whole proofs (bench/results format)
 # Logs and tables go to $OUT. Knobs: LARGE_LOG (24), LARGE_CURVE (bls12381), SKIP="pipeline ...".
 set -uo pipefail
 OUT=${OUT:-/tmp/cuzk-out}
@@ -38,15 +38,13 @@ part() { # NAME LIMIT_S COMMAND...
     timeout "$lim" "$@" >"$OUT/$name.txt" 2>&1
     echo "$name: rc=$? $(( $(date +%s) - t )) s"
 }
-part suite 120 env GPU_SIZES="${GPU_SIZES:-500 20000}" GPU_LABS=0 GPU_DEV_TIMING=0 CUZK_TEST_TMP=/tmp/gs tests/gpu.sh
+part suite ${SUITE_S:-100} env GPU_SIZES="${GPU_SIZES:-500 20000}" GPU_LABS=0 GPU_DEV_TIMING=0 CUZK_TEST_TMP=/tmp/gs tests/gpu.sh
 grep -E '^FAIL|failure' "$OUT/suite.txt" | head; grep -c '^ok' "$OUT/suite.txt"
-part pipeline 150 env WORK=/tmp/pipeline POREP_K=${POREP_K:-18} SNAP_K=${SNAP_K:-18} WPOST_K=${WPOST_K:-19} \
+part pipeline ${PIPELINE_S:-120} env WORK=/tmp/pipeline POREP_K=${POREP_K:-18} SNAP_K=${SNAP_K:-18} WPOST_K=${WPOST_K:-19} \
     WINNING_K=${WINNING_K:-12} N_POREP=${N_POREP:-10} N_SNAP=${N_SNAP:-5} N_WPOST=2 N_WINNING=${N_WINNING:-6} \
     WINNING_EVERY=1 BACKEND=gpu bench/pipeline.sh
 for f in status.json jobs.json run.env metrics.txt; do cp /tmp/pipeline/$f "$OUT/pipe-$f" 2>/dev/null; done
 gzip -c /tmp/pipeline/trace.json >"$OUT/pipe-trace.json.gz" 2>/dev/null
-part gpubench 240 env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
-cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
 large() {
     local d=/tmp/large
     "$CUZK" dev-circuit --curve "${LARGE_CURVE:-bls12381}" --constraints $(( (1 << ${LARGE_LOG:-24}) - 2 )) --out $d -q \
@@ -54,5 +52,7 @@ large() {
     ls -la $d
     "$CUZK" prove -v --repeat 3 --backend gpu $d/circuit.zkey $d/witness.wtns $d/proof.json $d/public.json
 }
-part large 200 large
+part large ${LARGE_S:-130} large
 grep -E 'key|run|median|points computed|constraints' "$OUT/large.txt" | head
+part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
+cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
