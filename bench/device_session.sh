@@ -56,3 +56,8 @@ part large ${LARGE_S:-130} large
 grep -E 'key|run|median|points computed|constraints' "$OUT/large.txt" | head
 part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
 cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
+# at most 8 files travel back: keep the results, leave the build logs behind
+cat "$OUT/env.txt"
+mkdir -p /tmp/session-extra
+mv "$OUT/env.txt" "$OUT/build.txt" "$OUT/gpubench.txt" "$OUT/pipe-metrics.txt" /tmp/session-extra/ 2>/dev/null
+ls "$OUT"
