@@ -544,6 +544,7 @@ static void device_stage(eworker *w, epart *p)
     cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
     int64_t t0 = 0, t1 = 0, busy = 0;
     dev_phase_ctx pc = {w, p};
+    p->ws.urgent = crit; /* the GPU backend runs a critical partition on high-priority streams */
     /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
        worker's MSMs; the GPU backend keeps separate buffers and streams for each */
     for (int step = 0; step < 2 && !rc; step++) {

@@ -62,7 +62,7 @@ struct gpu_key {
     uint8_t *d_msm;       /* MSM scratch (max over the five sets) */
     size_t msm_bytes;
     uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
-    cudaStream_t st_ntt, st_msm, st_copy;
+    cudaStream_t st_ntt[2], st_msm[2], st_copy[2]; /* [1]: high priority, for urgent workspaces */
     cudaEvent_t ev_h;
     pthread_mutex_t mu_ntt, mu_msm;
     int locks_ok;
@@ -115,12 +115,14 @@ void key_free(gpu_key *k)
     for (int i = 0; i < 2; i++)
         if (k->h_w[i])
             cudaFreeHost(k->h_w[i]);
-    if (k->st_ntt)
-        cudaStreamDestroy(k->st_ntt);
-    if (k->st_msm)
-        cudaStreamDestroy(k->st_msm);
-    if (k->st_copy)
-        cudaStreamDestroy(k->st_copy);
+    for (int u = 0; u < 2; u++) {
+        if (k->st_ntt[u])
+            cudaStreamDestroy(k->st_ntt[u]);
+        if (k->st_msm[u])
+            cudaStreamDestroy(k->st_msm[u]);
+        if (k->st_copy[u])
+            cudaStreamDestroy(k->st_copy[u]);
+    }
     if (k->ev_h)
         cudaEventDestroy(k->ev_h);
     if (k->locks_ok) {
@@ -215,9 +217,18 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         return cuzk_errf(err, CUZK_EINTERNAL, "gpu: mutex init failed");
     }
     k->locks_ok = 1;
-    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_ntt, cudaStreamNonBlocking));
-    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_msm, cudaStreamNonBlocking));
-    CUDA_TRY(cudaStreamCreateWithFlags(&k->st_copy, cudaStreamNonBlocking));
+    /* two sets of streams: an urgent workspace (ws->urgent) runs on the high-priority set, so
+       the block scheduler starts its kernels' blocks ahead of other work on the device */
+    {
+        int lo = 0, hi = 0;
+        CUDA_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
+        for (int u = 0; u < 2; u++) {
+            int prio = u ? hi : lo;
+            CUDA_TRY(cudaStreamCreateWithPriority(&k->st_ntt[u], cudaStreamNonBlocking, prio));
+            CUDA_TRY(cudaStreamCreateWithPriority(&k->st_msm[u], cudaStreamNonBlocking, prio));
+            CUDA_TRY(cudaStreamCreateWithPriority(&k->st_copy[u], cudaStreamNonBlocking, prio));
+        }
+    }
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
 
     /* bases, kept resident, uploaded in steps so the caller sees progress */
@@ -318,23 +329,24 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     size_t n = k->n;
+    int u = ws->urgent != 0;
     uint64_t tok = 0;
     pthread_mutex_lock(&k->mu_ntt);
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     CUDA_TRY(cudaSetDevice(im->device));
     phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(upload_witness(k, 0, k->d_w, ws, k->st_ntt));
+    CUDA_TRY(upload_witness(k, 0, k->d_w, ws, k->st_ntt[u]));
     phase_set(ws, GROTH16_PHASE_COMPUTE);
-    eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
+    eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
                                                                       k->d_w, 2 * n);
-    fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
+    fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
     CUDA_TRY(cudaGetLastError());
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt)); /* the copies below are a wait of their own */
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copies below are a wait of their own */
     phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
-    CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
-    CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+    CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+    CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
     /* a/b/c stay on the device: compute_h of this workspace starts from them */
     tok = gpu_token_next();
     k->abc_token = tok;
@@ -342,7 +354,7 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
 fail:
-    cudaStreamSynchronize(k->st_ntt);
+    cudaStreamSynchronize(k->st_ntt[u]);
     pthread_mutex_unlock(&k->mu_ntt);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
@@ -350,13 +362,13 @@ fail:
 
 /* d <- the odd-coset evaluations of the polynomial whose domain evaluations d holds:
  * iNTT, times w_(2n)^i / n, NTT (on st_ntt) */
-cudaError_t coset_eval(gpu_key *k, fr *d)
+cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
 {
-    cudaError_t e = ntt_run(k->plan, d, 1, k->st_ntt);
+    cudaError_t e = ntt_run(k->plan, d, 1, st);
     if (e != cudaSuccess)
         return e;
-    fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, k->st_ntt>>>(d, k->d_shift, k->n);
-    return ntt_run(k->plan, d, 0, k->st_ntt);
+    fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, st>>>(d, k->d_shift, k->n);
+    return ntt_run(k->plan, d, 0, st);
 }
 
 cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
@@ -366,6 +378,7 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     size_t n = k->n;
+    int u = ws->urgent != 0;
     fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
     cudaEvent_t ev_bc = nullptr;
     int resident = 0;
@@ -380,25 +393,25 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         /* a is waited for; b and c go up on the copy stream while a's NTTs run */
         CUDA_TRY(cudaEventCreateWithFlags(&ev_bc, cudaEventDisableTiming));
         phase_set(ws, GROTH16_PHASE_COPY);
-        CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt));
-        CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+        CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt[u]));
+        CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
         phase_set(ws, GROTH16_PHASE_COMPUTE);
     }
-    CUDA_TRY(coset_eval(k, d_a));
+    CUDA_TRY(coset_eval(k, d_a, k->st_ntt[u]));
     if (!resident) {
-        CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy));
-        CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy));
-        CUDA_TRY(cudaEventRecord(ev_bc, k->st_copy));
-        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt, ev_bc, 0));
+        CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+        CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+        CUDA_TRY(cudaEventRecord(ev_bc, k->st_copy[u]));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], ev_bc, 0));
     }
-    CUDA_TRY(coset_eval(k, d_b));
-    CUDA_TRY(coset_eval(k, d_c));
-    h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt>>>(d_a, d_b, d_c, n);
+    CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
+    CUDA_TRY(coset_eval(k, d_c, k->st_ntt[u]));
+    h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, d_c, n);
     CUDA_TRY(cudaGetLastError());
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt)); /* the copy below is a wait of its own */
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copy below is a wait of its own */
     phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(cudaMemcpyAsync(ws->a, d_a, n * 32, cudaMemcpyDeviceToHost, k->st_ntt));
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt));
+    CUDA_TRY(cudaMemcpyAsync(ws->a, d_a, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
     /* h stays in d_abc[0, n): msm_all of this workspace may copy it device to device */
     tok = gpu_token_next();
     k->h_token = tok;
@@ -409,8 +422,8 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     return CUZK_OK;
 fail:
     /* no copy from or to the caller's buffers may outlive the call */
-    cudaStreamSynchronize(k->st_copy);
-    cudaStreamSynchronize(k->st_ntt);
+    cudaStreamSynchronize(k->st_copy[u]);
+    cudaStreamSynchronize(k->st_ntt[u]);
     if (ev_bc)
         cudaEventDestroy(ev_bc);
     pthread_mutex_unlock(&k->mu_ntt);
@@ -419,17 +432,17 @@ fail:
 }
 
 template <class F>
-cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort)
+cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st)
 {
     msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, k->d_msm, &sc);
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
-    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, k->st_msm, reuse_sort, nullptr, win);
+    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, st, reuse_sort, nullptr, win);
     if (e != cudaSuccess)
         return e;
-    if ((e = cudaStreamSynchronize(k->st_msm)) != cudaSuccess)
+    if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
         return e;
     if (std::is_same<F, fq>::value)
         GPU_C(msm_windows_g1)(out, win, s.nwin, s.c);
@@ -445,22 +458,24 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     const zkey_file *z = k->z;
-    int h_on_device = 0;
+    int h_on_device = 0, u = ws->urgent != 0;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
     phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm));
+    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
     phase_set(ws, GROTH16_PHASE_COMPUTE);
     /* h: device to device when d_abc still holds this workspace's h from its compute_h. The
        NTT lock (which guards d_abc) is only tried: msm_all never waits for the h step. Later
        NTT work, which rewrites d_abc, is ordered after the copy through ev_h. */
     if (ws->h_token && pthread_mutex_trylock(&k->mu_ntt) == 0) {
         if (ws->h_token == k->h_token) {
-            cu_err = cudaMemcpyAsync(k->d_msm_h, k->d_abc, k->n * 32, cudaMemcpyDeviceToDevice, k->st_copy);
+            cu_err = cudaMemcpyAsync(k->d_msm_h, k->d_abc, k->n * 32, cudaMemcpyDeviceToDevice, k->st_copy[u]);
             if (cu_err == cudaSuccess)
-                cu_err = cudaEventRecord(k->ev_h, k->st_copy);
+                cu_err = cudaEventRecord(k->ev_h, k->st_copy[u]);
             if (cu_err == cudaSuccess)
-                cu_err = cudaStreamWaitEvent(k->st_ntt, k->ev_h, 0);
+                cu_err = cudaStreamWaitEvent(k->st_ntt[0], k->ev_h, 0);
+            if (cu_err == cudaSuccess) /* whichever set the next NTT work runs on */
+                cu_err = cudaStreamWaitEvent(k->st_ntt[1], k->ev_h, 0);
             h_on_device = cu_err == cudaSuccess;
         }
         pthread_mutex_unlock(&k->mu_ntt);
@@ -471,21 +486,21 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     }
     if (!h_on_device) {
         /* h goes up on the copy stream while the witness MSMs run */
-        CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy));
-        CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy));
+        CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+        CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy[u]));
     }
     /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three */
-    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0));
-    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1));
-    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1));
-    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0));
-    CUDA_TRY(cudaStreamWaitEvent(k->st_msm, k->ev_h, 0));
-    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0));
+    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u]));
+    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u]));
+    CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
+    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u]));
     pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:
-    cudaStreamSynchronize(k->st_copy);
-    cudaStreamSynchronize(k->st_msm);
+    cudaStreamSynchronize(k->st_copy[u]);
+    cudaStreamSynchronize(k->st_msm[u]);
     pthread_mutex_unlock(&k->mu_msm);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: msm: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));

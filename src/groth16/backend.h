@@ -50,6 +50,8 @@ typedef struct groth16_ws {
        starts, GROTH16_PHASE_COMPUTE when device work resumes. A step starts in COMPUTE. */
     void (*phase)(void *ctx, int phase);
     void *phase_ctx;
+    int urgent;           /* latency-critical (a critical job's partition): a device backend runs
+                             its work ahead of other work on the device (stream priority) */
 } groth16_ws;
 
 enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
