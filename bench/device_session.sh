@@ -41,9 +41,9 @@ part() { # NAME LIMIT_S COMMAND...
 part suite ${SUITE_S:-100} env GPU_SIZES="${GPU_SIZES:-500 20000}" GPU_LABS=0 GPU_DEV_TIMING=0 CUZK_TEST_TMP=/tmp/gs tests/gpu.sh
 grep -E '^FAIL|failure' "$OUT/suite.txt" | head; grep -c '^ok' "$OUT/suite.txt"
 part pipeline ${PIPELINE_S:-120} env WORK=/tmp/pipeline POREP_K=${POREP_K:-18} SNAP_K=${SNAP_K:-18} WPOST_K=${WPOST_K:-19} \
-    WINNING_K=${WINNING_K:-12} N_POREP=${N_POREP:-10} N_SNAP=${N_SNAP:-5} N_WPOST=2 N_WINNING=${N_WINNING:-6} \
+    WINNING_K=${WINNING_K:-12} N_POREP=${N_POREP:-24} N_SNAP=${N_SNAP:-10} N_WPOST=${N_WPOST:-4} N_WINNING=${N_WINNING:-8} \
     WINNING_EVERY=1 BACKEND=gpu bench/pipeline.sh
-for f in status.json jobs.json run.env metrics.txt; do cp /tmp/pipeline/$f "$OUT/pipe-$f" 2>/dev/null; done
+for f in status.json jobs.json run.env metrics.txt solo.json; do cp /tmp/pipeline/$f "$OUT/pipe-$f" 2>/dev/null; done
 gzip -c /tmp/pipeline/trace.json >"$OUT/pipe-trace.json.gz" 2>/dev/null
 large() {
     local d=/tmp/large

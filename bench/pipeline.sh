@@ -30,12 +30,13 @@ case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
 # ---------------------------------------------------------------- report (from saved files)
 report() { # DIR: status.json, jobs.json, run.env written by a run
     . "$1/run.env"
-    node - "$1/status.json" "$1/jobs.json" "$t0" "$t1" "$failed" "${solo_ms:-}" <<'EOF'
+    node - "$1/status.json" "$1/jobs.json" "$t0" "$t1" "$failed" "$1/solo.json" <<'EOF'
 const fs = require("fs");
 const [st, jl] = [2, 3].map(i => JSON.parse(fs.readFileSync(process.argv[i])));
 const wall = Number(process.argv[5]) - Number(process.argv[4]);
 const failed = Number(process.argv[6]);
-const solo = process.argv[7] ? process.argv[7].split(",").map(Number) : [];
+let solo = [];
+try { solo = JSON.parse(fs.readFileSync(process.argv[7])); } catch (e) { /* a run without it */ }
 /* the backlog's jobs: the solo winning-post runs before t0 are reported apart */
 const jobs = (jl.jobs || []).filter(j => j.submitted_ms >= 1000 * Number(process.argv[4]) - 1);
 const done = jobs.filter(j => j.state === "done");
@@ -47,8 +48,17 @@ const mib = b => (Number(b || 0) / 1048576).toFixed(0) + " MiB";
 console.log("\n== cuzk pipeline benchmark (" + (st.backend || "?") + ", " + (st.devices || 0) + " device(s))");
 console.log(`wall ${wall.toFixed(1)} s, ${done.length} jobs done, ${failed} failed, ${proofs} partition proofs`);
 console.log(`throughput: ${(proofs / wall * 3600).toFixed(0)} proofs/hour`);
-for (const g of st.gpu || [])
-  console.log(`device ${g.device}: busy ${(100 * (g.busy_ratio || 0)).toFixed(1)} % of the run`);
+const gaps0 = st.idle_gap_ms || {};
+const idleAll = Object.values(gaps0).reduce((a, b) => a + b, 0), idleWork = idleAll - (gaps0.no_work || 0);
+for (const g of st.gpu || []) {
+  const r = g.busy_ratio || 0;
+  /* idle time splits into no_work (nothing queued: start-up, tail, gaps between arrivals) and
+     idle while work existed; busy while a backlog lasts = busy / (busy + the latter) */
+  const busyMs = r < 1 && idleAll > 0 ? r * idleAll / (1 - r) : 0;
+  const backlog = busyMs > 0 ? 100 * busyMs / (busyMs + idleWork) : NaN;
+  console.log(`device ${g.device}: busy ${(100 * r).toFixed(1)} % of the run` +
+              (Number.isFinite(backlog) ? `, ${backlog.toFixed(1)} % while work was queued` : ""));
+}
 console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max s |\n|---|---|---|---|---|---|");
 for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
   const js = done.filter(j => j.kind === kind);
@@ -57,15 +67,15 @@ for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
 }
 /* the latency target of a winning-post job under load: its own prove time (measured alone,
    before the backlog) plus one partition's GPU time (median device stage of the porep partitions) */
-const devms = [];
-for (const j of st.active || [])
-  if (j.kind === "porep") for (const p of j.partitions || []) if (p.stages && p.stages.device_ms) devms.push(p.stages.device_ms);
+const soloWp = solo.filter(j => j.kind === "winning-post").map(j => j.finished_ms - j.submitted_ms);
+const devms = solo.filter(j => j.kind === "porep").map(j => ((j.partitions || [])[0] || {}).stages)
+  .filter(s => s && s.device_ms).map(s => s.device_ms);
 const wp = done.filter(j => j.kind === "winning-post").map(j => j.finished_ms - j.submitted_ms);
-if (solo.length && devms.length && wp.length) {
-  const alone = pct(solo, 50), one = pct(devms, 50), bound = alone + one;
+if (soloWp.length && devms.length && wp.length) {
+  const alone = pct(soloWp, 50), one = pct(devms, 50), bound = alone + one;
   const worst = Math.max(...wp);
   console.log(`\nwinning-post under load: p50 ${f1(pct(wp, 50))} s, max ${f1(worst)} s; target ${f1(bound)} s ` +
-              `(alone ${f1(alone)} s + one porep partition's GPU time ${f1(one)} s): ` +
+              `(alone ${f1(alone)} s + one porep partition's device stage alone ${f1(one)} s): ` +
               (worst <= bound ? "met" : pct(wp, 50) <= bound ? "met at p50, missed at max" : "missed"));
 }
 const gaps = st.idle_gap_ms || {};
@@ -149,14 +159,21 @@ submit() { # KIND DIR PARTITIONS
 }
 
 # ---------------------------------------------------------------- run
-# a winning-post job's own prove time, alone on the idle daemon (3 runs), for its target
-solo_ms=
-for i in 1 2 3; do
-    id=$(submit winning-post "$C_WINNING" 1)
-    "$CUZK" await --server "$ADDR" "$id" > /dev/null 2>&1 || true
-    ms=$(http GET "/v1/jobs/$id" | sed -n 's/.*"submitted_ms": *\([0-9]*\).*"finished_ms": *\([0-9]*\).*/\2 \1/p' | awk '{print $1 - $2}')
-    solo_ms=${solo_ms:+$solo_ms,}${ms:-0}
-done
+# alone on the idle daemon, 3 times each: a winning-post job (its own prove time) and a
+# one-partition porep job (one partition's GPU time), for the winning-post latency target
+{
+    echo "["
+    sep=
+    for kind in winning-post porep; do
+        dir=$C_WINNING; [ $kind = porep ] && dir=$C_POREP
+        for i in 1 2 3; do
+            id=$(submit $kind "$dir" 1)
+            "$CUZK" await --server "$ADDR" "$id" > /dev/null 2>&1 || true
+            printf '%s' "$sep"; http GET "/v1/jobs/$id"; sep=,
+        done
+    done
+    echo "]"
+} > "$WORK/solo.json"
 sleep 0.2
 t0=$(date +%s.%N)
 ids=()
@@ -178,7 +195,7 @@ http GET /status > "$WORK/status.json"
 http GET "/v1/jobs?limit=100000" > "$WORK/jobs.json"
 http GET /v1/trace > "$WORK/trace.json"
 http GET /metrics > "$WORK/metrics.txt"
-printf 't0=%s\nt1=%s\nfailed=%s\nsolo_ms=%s\n' "$t0" "$t1" "$failed" "$solo_ms" > "$WORK/run.env"
+printf 't0=%s\nt1=%s\nfailed=%s\n' "$t0" "$t1" "$failed" > "$WORK/run.env"
 kill -TERM $PID; wait $PID || true
 trap - EXIT
 
