@@ -26,7 +26,7 @@ out=${BENCH_OUT:-bench/results/gpu-$(date -u +%Y-%m-%d).md}
 work=${BENCH_WORK:-$repo/bench/work/gpu}
 mkdir -p "$work" "$(dirname "$out")"
 dev=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+commit=$(git rev-parse --short HEAD 2>/dev/null || cat .commit 2>/dev/null || echo unknown)
 {
     echo "# GPU benchmark $(date -u +%Y-%m-%dT%H:%MZ)"
     echo

@@ -10,4 +10,5 @@ tar -xf .snap/tree.tar -C /tmp/w
 cp -r .debs /tmp/w/ 2>/dev/null
 cp .snap/obj/*.o /tmp/w/build-cuda/obj/src/gpu/ 2>/dev/null
 cp .snap/lab_* /tmp/w/dev/cuda/ 2>/dev/null
+cp .snap/commit /tmp/w/.commit 2>/dev/null
 cd /tmp/w && exec "$@"
