@@ -86,7 +86,7 @@ static int write_file(const char *path, const uint8_t *p, size_t n)
     FILE *f = fopen(path, "wb");
     if (!f)
         return -1;
-    int ok = fwrite(p, 1, n, f) == n;
+    int ok = n == 0 || fwrite(p, 1, n, f) == n; /* p may be NULL for an empty file */
     return fclose(f) == 0 && ok ? 0 : -1;
 }
 
