@@ -211,7 +211,9 @@ static void *dispatcher_main(void *arg)
            than the device queue holds, so synthesis workers never sit on a finished
            partition and a later, more urgent one finds at most the device queue's
            in-flight work ahead of it (priority order is exact only in the scheduler) */
-        if (atomic_load(&e->n_presynth) + atomic_load(&e->n_ready) >= e->cfg.queue_depth) {
+        /* (a critical partition is admitted past the window: one more in flight is the price
+           of not waiting for a device worker to free a slot) */
+        if (j->prio != PRIO_CRITICAL && atomic_load(&e->n_presynth) + atomic_load(&e->n_ready) >= e->cfg.queue_depth) {
             worker_set(w, 0, NULL);
             timed_wait_ms(&e->cv_sched, &e->mu, 50);
             continue;
@@ -382,7 +384,8 @@ static void *synth_main(void *arg)
         atomic_fetch_add(&w->done, 1);
         /* hand over to the device queue (bounded: wait for space) */
         pthread_mutex_lock(&e->rq_mu);
-        while (e->running && !job_stopping(p->job) && pq_size(&e->readyq) >= (size_t)e->cfg.queue_depth)
+        while (e->running && !job_stopping(p->job) && p->job->prio != PRIO_CRITICAL &&
+               pq_size(&e->readyq) >= (size_t)e->cfg.queue_depth)
             timed_wait_ms(&e->cv_rq_space, &e->rq_mu, 100);
         int drop = !e->running || job_stopping(p->job);
         if (!drop) {
