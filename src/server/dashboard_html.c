@@ -255,8 +255,10 @@ const char dashboard_html[] =
     "     [\"finalize\", String(q.finalize || 0)],\n"
     "     [\"jobs\", [\"queued\", \"running\", \"done\", \"failed\", \"canceled\"].map(k => k + \" \" + (jc[k] || 0)).join(\" \302\267 \")]]);\n"
     "  const buf = s.buffers || {};\n"
-    "  kv($(\"buffers\"), [[\"pool\", fmtBytes(buf.pool_bytes)], [\"allocations\", String(buf.allocs || 0)],\n"
-    "     [\"reuses\", String(buf.reuses || 0)], [\"free buffers\", String(buf.free || 0)]]);\n"
+    "  kv($(\"buffers\"), [[\"pool\", fmtBytes(buf.pool_bytes)], [\"page-locked\", fmtBytes(buf.pinned_bytes)],\n"
+    "     [\"buffers\", String(buf.buffers || 0)], [\"cached\", String(buf.cached || 0)],\n"
+    "     [\"takes\", String(buf.takes || 0)], [\"allocations\", String(buf.allocs || 0)],\n"
+    "     [\"reuses\", String(buf.reuses || 0)], [\"frees\", String(buf.frees || 0)]]);\n"
     "  const gaps = s.idle_gap_ms || {};\n"
     "  const gp = Object.keys(gaps).map(k => [k.replace(\"_\", \" \"), fmtMs(gaps[k])]);\n"
     "  for (const g of (s.gpu || [])) gp.push([\"device \" + g.device + \" busy\", ((Number(g.busy_ratio) || 0) * 100).toFixed(1) + \"%\"]);\n"
@@ -312,4 +314,4 @@ const char dashboard_html[] =
     "</body>\n"
     "</html>\n"
     ;
-const unsigned long dashboard_html_len = 14003;
+const unsigned long dashboard_html_len = 14163;

@@ -36,6 +36,8 @@ check("waterfall rows: " + rows, rows > 0 && count(/class="wf-row"/g) === rows);
 check("waterfall has stage segments", count(/<div class="st-(synth|device|finalize)"/g) > 0);
 const total = Number(attr("budget-gauge", "data-total"));
 check("budget gauge knows the budget (" + total + " bytes)", total > 0);
+check("host buffer counters drawn (page-locked, takes, reuses)",
+      /id="buffers"[^>]*>[\s\S]{0,3000}page-locked[\s\S]{0,3000}takes[\s\S]{0,3000}reuses/.test(html));
 const conn = /id="conn"[^>]*>([^<]*)</.exec(html);
 check("no 'daemon unreachable' banner", conn && conn[1].trim() === "");
 process.exit(failed ? 1 : 0);
