@@ -15,54 +15,7 @@
 #include <algorithm>
 #include <vector>
 
-#define FF_HOST_EMU 1
-#define __device__
-#define __constant__
-#define __forceinline__ inline
-#define __noinline__
-#define __global__
-#define __launch_bounds__(x)
-#define FF_INLINE inline
-struct uint4 {
-    uint32_t x, y, z, w;
-};
-static inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return uint4{a, b, c, d}; }
-static inline uint32_t __funnelshift_l(uint32_t lo, uint32_t hi, unsigned s)
-{
-    s &= 31;
-    return s ? (hi << s) | (lo >> (32 - s)) : hi;
-}
-/* the emulated carry flag: set by the .cc forms, read by the c forms */
-static unsigned g_cf;
-static inline uint32_t emu_add(uint64_t v, bool setcf)
-{
-    if (setcf)
-        g_cf = (unsigned)(v >> 32) & 1;
-    return (uint32_t)v;
-}
-static inline uint32_t emu_sub(uint32_t a, uint32_t b, unsigned borrow, bool setcf)
-{
-    uint64_t v = (uint64_t)a - b - borrow;
-    if (setcf)
-        g_cf = (unsigned)(v >> 63);
-    return (uint32_t)v;
-}
-static inline uint32_t emu_lo(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b); }
-static inline uint32_t emu_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
-#define PTX_ADD_CC(d, a, b) (d) = emu_add((uint64_t)(a) + (b), true)
-#define PTX_ADDC_CC(d, a, b) (d) = emu_add((uint64_t)(a) + (b) + g_cf, true)
-#define PTX_ADDC(d, a, b) (d) = emu_add((uint64_t)(a) + (b) + g_cf, false)
-#define PTX_SUB_CC(d, a, b) (d) = emu_sub((a), (b), 0, true)
-#define PTX_SUBC_CC(d, a, b) (d) = emu_sub((a), (b), g_cf, true)
-#define PTX_SUBC(d, a, b) (d) = emu_sub((a), (b), g_cf, false)
-#define PTX_MADLO_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c), true)
-#define PTX_MADCLO_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c) + g_cf, true)
-#define PTX_MADHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c), true)
-#define PTX_MADCHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c) + g_cf, true)
-struct emu_dim {
-    unsigned x, y, z;
-};
-static emu_dim blockIdx, threadIdx, blockDim, gridDim;
+#include "emu_ptx.h"
 
 #ifdef FB_BLS12_381
 #include "gpu/params_bls12_381.cuh"

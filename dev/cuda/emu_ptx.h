@@ -1,0 +1,71 @@
+/* emu_ptx.h - what the device code of src/gpu needs to compile and run on the CPU: the CUDA
+ * qualifiers as no-ops, uint4 and the intrinsics it uses, one-thread-at-a-time launch indices,
+ * and the PTX carry-chain primitives of ff.cuh emulated in C with one global carry flag (set by
+ * the .cc forms, read by the c forms). Included first by emu_test.cpp and fb_emu.cpp. */
+#pragma once
+#include <stdint.h>
+
+#define FF_HOST_EMU 1
+#define __device__
+#define __constant__
+#define __forceinline__ inline
+#define __noinline__
+#define __global__
+#define __launch_bounds__(x)
+#define __shared__
+#define FF_INLINE inline
+
+struct uint4 {
+    uint32_t x, y, z, w;
+};
+static inline uint4 make_uint4(uint32_t a, uint32_t b, uint32_t c, uint32_t d) { return uint4{a, b, c, d}; }
+static inline uint32_t __funnelshift_l(uint32_t lo, uint32_t hi, unsigned s)
+{
+    s &= 31;
+    return s ? (hi << s) | (lo >> (32 - s)) : hi;
+}
+static inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned s)
+{
+    s &= 31;
+    return s ? (lo >> s) | (hi << (32 - s)) : lo;
+}
+static inline unsigned long long __brevll(unsigned long long v)
+{
+    unsigned long long r = 0;
+    for (int i = 0; i < 64; i++)
+        r |= ((v >> i) & 1ull) << (63 - i);
+    return r;
+}
+static inline void __syncthreads() {}
+
+struct emu_dim {
+    unsigned x, y, z;
+};
+[[maybe_unused]] static emu_dim blockIdx, threadIdx, blockDim, gridDim;
+
+static unsigned g_cf; /* the emulated carry flag */
+static inline uint32_t emu_add(uint64_t v, bool setcf)
+{
+    if (setcf)
+        g_cf = (unsigned)(v >> 32) & 1;
+    return (uint32_t)v;
+}
+static inline uint32_t emu_sub(uint32_t a, uint32_t b, unsigned borrow, bool setcf)
+{
+    uint64_t v = (uint64_t)a - b - borrow;
+    if (setcf)
+        g_cf = (unsigned)(v >> 63);
+    return (uint32_t)v;
+}
+static inline uint32_t emu_lo(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b); }
+static inline uint32_t emu_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint64_t)a * b) >> 32); }
+#define PTX_ADD_CC(d, a, b) (d) = emu_add((uint64_t)(a) + (b), true)
+#define PTX_ADDC_CC(d, a, b) (d) = emu_add((uint64_t)(a) + (b) + g_cf, true)
+#define PTX_ADDC(d, a, b) (d) = emu_add((uint64_t)(a) + (b) + g_cf, false)
+#define PTX_SUB_CC(d, a, b) (d) = emu_sub((a), (b), 0, true)
+#define PTX_SUBC_CC(d, a, b) (d) = emu_sub((a), (b), g_cf, true)
+#define PTX_SUBC(d, a, b) (d) = emu_sub((a), (b), g_cf, false)
+#define PTX_MADLO_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c), true)
+#define PTX_MADCLO_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c) + g_cf, true)
+#define PTX_MADHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c), true)
+#define PTX_MADCHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c) + g_cf, true)
