@@ -52,7 +52,8 @@ large() {
     ls -la $d
     "$CUZK" prove -v --repeat 3 --backend gpu $d/circuit.zkey $d/witness.wtns $d/proof.json $d/public.json
 }
-part large ${LARGE_S:-130} large
+export -f large
+part large ${LARGE_S:-130} bash -c large
 grep -E 'key|run|median|points computed|constraints' "$OUT/large.txt" | head
 part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
 cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
