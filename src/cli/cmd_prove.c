@@ -154,6 +154,19 @@ static cuzk_backend *backend_open(const char *which, cuzk_curve_id curve, int th
     return NULL;
 }
 
+/* *out <- the value of option opt, a whole number from 1 to max; 0 (and a message) if not */
+static int count_arg(const char *opt, const char *s, long max, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 1 || v > max) {
+        fprintf(stderr, "cuzk prove: %s wants a number from 1 to %ld, got '%s'\n", opt, max, s);
+        return 0;
+    }
+    *out = (int)v;
+    return 1;
+}
+
 int cmd_prove(int argc, char **argv)
 {
     const char *pos[4];
@@ -165,25 +178,15 @@ int cmd_prove(int argc, char **argv)
             fputs(prove_help, stdout);
             return 0;
         } else if ((!strcmp(a, "--threads") || !strcmp(a, "-t")) && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 4096) {
-                fprintf(stderr, "cuzk prove: --threads wants a number from 1 to 4096, got '%s'\n", argv[i]);
+            if (!count_arg("--threads", argv[++i], 4096, &threads))
                 return EXIT_USAGE;
-            }
-            threads = (int)v;
         } else if (!strcmp(a, "--backend") && i + 1 < argc) {
             backend = argv[++i];
         } else if (!strcmp(a, "--device") && i + 1 < argc) {
             device = atoi(argv[++i]);
         } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 100000) {
-                fprintf(stderr, "cuzk prove: --repeat wants a number from 1 to 100000, got '%s'\n", argv[i]);
+            if (!count_arg("--repeat", argv[++i], 100000, &repeat))
                 return EXIT_USAGE;
-            }
-            repeat = (int)v;
         } else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
             verbose = 1;
         } else if (a[0] == '-' && a[1]) {
