@@ -315,17 +315,6 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
             snprintf(sz, sizeof sz, "2^%u", log_n);
             double bound = 2.0 * 32 * n / 4.0e12 * 1e3;
             row("NTT forward", sz, median(ms), bound, "GB/s", 2.0 * 32 * n / median(ms) / 1e6);
-            if (log_n >= 20) {
-                std::vector<float> br;
-                for (int rep = 0; rep < 5; rep++) {
-                    t.start();
-                    ntt_bitrev_kernel<fr><<<ntt_blocks(n, 256), 256>>>(d_b, log_n);
-                    float m = t.stop();
-                    if (rep)
-                        br.push_back(m);
-                }
-                printf("phases NTT 2^%u: bit reversal %.3f ms of %.3f ms\n", log_n, median(br), median(ms));
-            }
         }
         cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(p.d_tmp), cudaFree(d_a), cudaFree(d_b);
     }

@@ -33,20 +33,6 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     }
 }
 
-template <class fr>
-__global__ __launch_bounds__(256) void ntt_bitrev_kernel(fr *a, unsigned log_n)
-{
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >> log_n)
-        return;
-    size_t j = __brevll((unsigned long long)i) >> (64 - log_n);
-    if (i < j) {
-        fr x = a[i], y = a[j];
-        a[i] = y;
-        a[j] = x;
-    }
-}
-
 /* Stages s .. s+k-1 in shared memory. Index bits of an element: hi | mid (k bits) | lo
  * (s bits). A block takes one hi and 2^lo_bits consecutive lo values (lo_bits <= s, so
  * global accesses come in runs of 2^lo_bits elements) and all 2^k mid values, and does
