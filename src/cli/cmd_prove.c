@@ -80,7 +80,8 @@ static cuzk_err prove_repeat(cuzk_proof *proof, cuzk_backend *be, void *ks, cons
 {
     int pinned = 0;
     size_t bytes = groth16_prove_mem_size(z);
-    uint8_t *mem = gpu_host_alloc(bytes, &pinned);
+    /* page-locked only for a GPU backend, as the daemon's pool does */
+    uint8_t *mem = be->device >= 0 ? gpu_host_alloc(bytes, &pinned) : aligned_alloc(64, bytes);
     double *runs = malloc((size_t)n * sizeof *runs);
     cuzk_err e = CUZK_OK;
     if (!mem || !runs) {
