@@ -7,6 +7,10 @@
 #include "groth16/proof.h"
 #include "groth16/prover.h"
 
+/* msm_windows_g1/g2: out (Jacobian) = sum_w 2^(c w) S_w for nwin <= MSM_WINDOWS_MAX XYZZ window
+ * sums (window 0 first), the last step of the GPU backend's MSMs */
+#define MSM_WINDOWS_MAX 64 /* windows of at least 4 bits over scalars of at most 256 bits */
+
 #define CURVE_EXPORTS(p)                                                                           \
     cuzk_backend *p##cpu_backend_create(int threads, char *err);                                   \
     cuzk_err p##assemble(cuzk_proof *out, const zkey_file *z, const groth16_ws *ws,                \

@@ -285,17 +285,15 @@ cuzk_err CURVE_SYM(vk_from_zkey)(cuzk_vk *out, uint8_t *alphabeta, const zkey_fi
     void CURVE_SYM(msm_windows_##G)(uint64_t *out, const void *win, unsigned nwin, unsigned c);    \
     void CURVE_SYM(msm_windows_##G)(uint64_t *out, const void *win, unsigned nwin, unsigned c)     \
     {                                                                                              \
-        G##_jac_t r, t;                                                                            \
+        G##_jac_t r, j[MSM_WINDOWS_MAX];                                                           \
         G##_xyzz_t s;                                                                              \
-        G##_jac_set_inf(&r);                                                                       \
-        for (unsigned w = nwin; w-- > 0;) {                                                        \
-            if (w + 1 < nwin)                                                                      \
-                for (unsigned k = 0; k < c; k++)                                                   \
-                    G##_jac_dbl(&r, &r);                                                           \
+        if (nwin > MSM_WINDOWS_MAX) /* outside the contract (curve_exports.h): never overrun j */  \
+            nwin = MSM_WINDOWS_MAX;                                                                \
+        for (unsigned w = 0; w < nwin; w++) {                                                      \
             memcpy(&s, (const uint8_t *)win + (size_t)w * sizeof s, sizeof s);                     \
-            G##_xyzz_to_jac(&t, &s);                                                               \
-            G##_jac_add(&r, &r, &t);                                                               \
+            G##_xyzz_to_jac(&j[w], &s);                                                            \
         }                                                                                          \
+        msm_##G##_combine_windows(&r, j, nwin, 1, c);                                              \
         memcpy(out, &r, sizeof r);                                                                 \
     }
 PROVER_MSM_WINDOWS(g1)

@@ -376,6 +376,22 @@ static inline void *MSM_N(bscr_alloc)(MSM_N(ctx) *x, size_t threads)
     return mem;
 }
 
+/* *acc = sum over windows w of 2^(c w) (win[w per] + ... + win[w per + per - 1]), by Horner
+ * from the top window: its c (n_windows - 1) doublings are one dependent chain. Also used for
+ * the GPU backend's window sums (prover_core.h, msm_windows_g1/g2). */
+static inline void MSM_N(combine_windows)(MSM_N(jac_t) *acc, const MSM_N(jac_t) *win, unsigned n_windows,
+                                          size_t per, unsigned c)
+{
+    MSM_G(jac_set_inf)(acc);
+    for (unsigned w = n_windows; w-- > 0;) {
+        if (w + 1 < n_windows)
+            for (unsigned i = 0; i < c; i++)
+                MSM_G(jac_dbl)(acc, acc);
+        for (size_t k = 0; k < per; k++)
+            MSM_G(jac_add)(acc, acc, &win[(size_t)w * per + k]);
+    }
+}
+
 /* Fallback when scratch memory is not available: sum of scalar multiplications. */
 static inline void MSM_N(run_plain)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
                                     const fr_t *scalars, size_t n)
@@ -455,16 +471,8 @@ static inline void MSM_N(run_slice)(MSM_N(jac_t) *o, const MSM_N(aff_t) *bases,
     pool_run(pool, (size_t)x.n_windows * x.n_chunk,
              x.batch ? MSM_N(task_window_batch) : MSM_N(task_window), &x);
 
-    /* windows, top down: acc = 2^c acc + sum over chunks */
     MSM_N(jac_t) acc;
-    MSM_G(jac_set_inf)(&acc);
-    for (unsigned w = x.n_windows; w-- > 0;) {
-        if (w + 1 < x.n_windows)
-            for (unsigned i = 0; i < x.c; i++)
-                MSM_G(jac_dbl)(&acc, &acc);
-        for (size_t k = 0; k < x.n_chunk; k++)
-            MSM_G(jac_add)(&acc, &acc, &x.win[(size_t)w * x.n_chunk + k]);
-    }
+    MSM_N(combine_windows)(&acc, x.win, x.n_windows, x.n_chunk, x.c);
     MSM_G(jac_add)(o, o, &acc);
     goto done;
 
