@@ -12,7 +12,9 @@
  * counters they need for idle-gap attribution from atomics. A critical partition
  * (winning-post) goes first on its device: other workers there start no new device step
  * for a non-critical partition until its device stage is over, and one found waiting in
- * the device queue at a step boundary is run there and then (critical_first). The backend
+ * the device queue at a step boundary is run there and then (critical_first); on a
+ * backend that isolates keys it takes no device lock, so a step already running for
+ * another key does not delay it (its kernels go first on high-priority streams). The backend
  * reports the copies the device waits for through the workspace's phase hook, so such
  * intervals count as "copy" gaps. Workspace buffers come from the pool, page-locked when
  * the backend is a GPU. A partition of a job that was canceled or has failed is dropped
@@ -549,15 +551,21 @@ static void device_stage(eworker *w, epart *p)
     dev_phase_ctx pc = {w, p};
     p->ws.urgent = crit; /* the GPU backend runs a critical partition on high-priority streams */
     /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
-       worker's MSMs; the GPU backend keeps separate buffers and streams for each */
+       worker's MSMs; the GPU backend keeps separate buffers and streams for each. A critical
+       partition on a backend that isolates keys (backend.h) takes neither: its kernels run on
+       high-priority streams beside the step already running for another key instead of waiting
+       for that step's end (one of the same key still waits, on the backend's own key lock) */
+    int unlocked = crit && be && be->key_isolated;
     for (int step = 0; step < 2 && !rc; step++) {
         if (!crit)
             critical_first(w, p);
         if (job_stopping(p->job))
             break;
-        worker_set(w, GAP_LOCK, p);
-        tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
-        pthread_mutex_lock(&e->dev_mu[d][step]);
+        if (!unlocked) {
+            worker_set(w, GAP_LOCK, p);
+            tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
+            pthread_mutex_lock(&e->dev_mu[d][step]);
+        }
         int64_t s0 = eng_now_us();
         if (!t0)
             t0 = s0;
@@ -571,7 +579,8 @@ static void device_stage(eworker *w, epart *p)
                               : groth16_step_msm(be, ks, &p->ws, err);
         p->ws.phase = NULL;
         p->ws.phase_ctx = NULL;
-        pthread_mutex_unlock(&e->dev_mu[d][step]);
+        if (!unlocked)
+            pthread_mutex_unlock(&e->dev_mu[d][step]);
         t1 = eng_now_us();
         busy += t1 - s0;
         /* after device work the worker hands the result to the finalizers; that time

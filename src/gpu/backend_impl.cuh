@@ -548,6 +548,7 @@ extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
     be->curve = GPU_CURVE_ID;
     be->device = device;
     be->impl = im;
+    be->key_isolated = 1; /* per-key locks, buffers and streams (struct gpu_key) */
     be->key_attach = gpu_key_attach;
     be->key_detach = gpu_key_detach;
     be->eval_abc = gpu_eval_abc;

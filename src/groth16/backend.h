@@ -74,6 +74,10 @@ struct cuzk_backend {
     cuzk_curve_id curve;
     int device;           /* GPU ordinal, -1 for the CPU */
     void *impl;           /* backend private state */
+    int key_isolated;     /* 1: the backend serialises the steps of one key itself and keeps
+                             separate device buffers and streams per key, so steps of different
+                             keys may run at the same time (the daemon lets a critical partition's
+                             device steps run beside another key's); 0: the caller serialises */
 
     /* Prepares a key for proving (GPU: uploads bases and the matrix). *ks is opaque. z (and
        opts->matrix when given) must outlive the key state. */
