@@ -31,16 +31,15 @@ extern "C" {
 #include "groth16/curve_exports.h"
 }
 #include "gpu/cuda_util.cuh"
+#include "gpu/curve_fields.cuh"
 #include "gpu/msm.cuh"
 #include "gpu/ntt.cuh"
 
 namespace GPU_SYM(gpu) {
 
-FP_PARAMS(fr_params, 8, GPU_P(FR_P), GPU_P(FR_M0), GPU_P(FR_RR), GPU_P(FR_ONE));
-FP_PARAMS(fq_params, GPU_P(FQ_LIMBS32), GPU_P(FQ_P), GPU_P(FQ_M0), GPU_P(FQ_RR), GPU_P(FQ_ONE));
-typedef fp_t<fr_params> fr;
-typedef fp_t<fq_params> fq;
-typedef fp2_t<fq> fq2;
+using GPU_SYM(ff)::fr;
+using GPU_SYM(ff)::fq;
+using GPU_SYM(ff)::fq2;
 
 #define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
 
@@ -63,7 +62,8 @@ struct gpu_key {
     size_t msm_bytes;
     uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
     cudaStream_t st_ntt[2], st_msm[2], st_copy[2]; /* [1]: high priority, for urgent workspaces */
-    cudaEvent_t ev_h;
+    cudaEvent_t ev_h;     /* h's device copy for msm_all done (orders later NTT work after it) */
+    cudaEvent_t ev_bc;    /* compute_h: b and c are up (mu_ntt) */
     pthread_mutex_t mu_ntt, mu_msm;
     int locks_ok;
     /* which call's data d_abc holds (mu_ntt): the gpu_token_next token eval_abc stored when it
@@ -125,6 +125,8 @@ void key_free(gpu_key *k)
     }
     if (k->ev_h)
         cudaEventDestroy(k->ev_h);
+    if (k->ev_bc)
+        cudaEventDestroy(k->ev_bc);
     if (k->locks_ok) {
         pthread_mutex_destroy(&k->mu_ntt);
         pthread_mutex_destroy(&k->mu_msm);
@@ -230,6 +232,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         }
     }
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
+    CUDA_TRY(cudaEventCreateWithFlags(&k->ev_bc, cudaEventDisableTiming));
 
     /* bases, kept resident, uploaded in steps so the caller sees progress */
     for (int i = 0; i < ZKEY_BASES; i++)
@@ -380,7 +383,6 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     size_t n = k->n;
     int u = ws->urgent != 0;
     fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
-    cudaEvent_t ev_bc = nullptr;
     int resident = 0;
     uint64_t tok = 0;
     pthread_mutex_lock(&k->mu_ntt);
@@ -391,7 +393,6 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     CUDA_TRY(cudaSetDevice(im->device));
     if (!resident) {
         /* a is waited for; b and c go up on the copy stream while a's NTTs run */
-        CUDA_TRY(cudaEventCreateWithFlags(&ev_bc, cudaEventDisableTiming));
         phase_set(ws, GROTH16_PHASE_COPY);
         CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt[u]));
         CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
@@ -401,8 +402,8 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     if (!resident) {
         CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
         CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
-        CUDA_TRY(cudaEventRecord(ev_bc, k->st_copy[u]));
-        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], ev_bc, 0));
+        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_copy[u]));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], k->ev_bc, 0));
     }
     CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
     CUDA_TRY(coset_eval(k, d_c, k->st_ntt[u]));
@@ -416,16 +417,12 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     tok = gpu_token_next();
     k->h_token = tok;
     ws->h_token = tok;
-    if (ev_bc)
-        cudaEventDestroy(ev_bc);
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
 fail:
     /* no copy from or to the caller's buffers may outlive the call */
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_ntt[u]);
-    if (ev_bc)
-        cudaEventDestroy(ev_bc);
     pthread_mutex_unlock(&k->mu_ntt);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));

@@ -34,15 +34,14 @@ extern "C" {
 }
 #include "gpu/cuda_util.cuh"
 #endif
+#include "gpu/curve_fields.cuh"
 #include "gpu/ec.cuh"
 
 namespace GPU_SYM(fb) {
 
-FP_PARAMS(fr_params, 8, GPU_P(FR_P), GPU_P(FR_M0), GPU_P(FR_RR), GPU_P(FR_ONE));
-FP_PARAMS(fq_params, GPU_P(FQ_LIMBS32), GPU_P(FQ_P), GPU_P(FQ_M0), GPU_P(FQ_RR), GPU_P(FQ_ONE));
-typedef fp_t<fr_params> fr;
-typedef fp_t<fq_params> fq;
-typedef fp2_t<fq> fq2;
+using GPU_SYM(ff)::fr;
+using GPU_SYM(ff)::fq;
+using GPU_SYM(ff)::fq2;
 
 #define FB_THREADS 256
 #define FB_BATCH 32         /* points per inversion in fb_to_affine_kernel */
