@@ -11,7 +11,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __global__
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__
 #define FF_INLINE inline
 

@@ -3,7 +3,9 @@
  * reference in ref.h on fresh random inputs and timed (median of several runs) against a
  * model bound.
  *
- *   ./lab_bn254 [ff] [ntt] [msm] [big]     (no argument: ff ntt msm)
+ *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct]     (no argument: ff ntt msm)
+ *   big: MSMs and NTTs up to 2^24 / 2^26; prof: MSM phase timings; one: one MSM per group for
+ *   a profiler; distinct: MSM timings over 2^20..2^24 distinct bases (not checked)
  *
  * Bounds printed: field mul, the IMAD issue rate (132 SMs x 64 per clock x 1.98 GHz) over
  * 4N^2 IMADs per product; NTT, one read and one write of the vector at 4.0 TB/s; MSM, the
@@ -527,6 +529,60 @@ static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
     }
 }
 
+/* Timing only: n distinct bases with random coordinates below p (off the curve: the addition
+ * formulas cost the same on any coordinates, and the result is not checked), so the level-0
+ * gathers miss the caches as a resident proving key's do; the checked cases above reuse
+ * K = 256 points, which stay in L2. */
+__global__ void lab_fill_kernel(uint32_t *o, size_t words, uint32_t seed)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= words)
+        return;
+    uint32_t x = (uint32_t)i * 0x9e3779b9u ^ seed;
+    x ^= x >> 16, x *= 0x7feb352du, x ^= x >> 15, x *= 0x846ca68bu, x ^= x >> 16;
+    o[i] = x;
+}
+
+template <class F, int E>
+static void msm_distinct(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg_max)
+{
+    const int W = QL * E;
+    for (unsigned lg = 20; lg <= lg_max; lg += 2) {
+        size_t n = (size_t)1 << lg;
+        msm_shape s = msm_shape_of(n, FR_BITS);
+        uint8_t *d_scr, *d_bases;
+        uint32_t *d_sc;
+        size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr), words = n * 2 * W * 2;
+        CK(cudaMalloc(&d_scr, bytes));
+        CK(cudaMalloc(&d_bases, words * 4));
+        CK(cudaMalloc(&d_sc, n * 32));
+        lab_fill_kernel<<<(unsigned)((words + 255) / 256), 256>>>((uint32_t *)d_bases, words, 0x1234u + lg);
+        /* the top byte of every Fq coordinate one below p's: every coordinate is < p */
+        int top = (int)(fqr.p[QL - 1] >> 56) - 1;
+        CK(cudaMemset2D(d_bases + (QL * 8 - 1), QL * 8, top, 1, n * 2 * E));
+        std::vector<uint64_t> sc(n * 4);
+        for (size_t i = 0; i < n; i++)
+            rand_below<4>(&sc[i * 4], frr.p);
+        CK(cudaMemcpy(d_sc, sc.data(), n * 32, cudaMemcpyHostToDevice));
+        msm_scratch<F> scr;
+        msm_scratch_layout<F>(s, d_scr, &scr);
+        timer tm;
+        std::vector<float> ms;
+        for (int rep = 0; rep < 6; rep++) {
+            tm.start();
+            CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
+            float m = tm.stop();
+            if (rep)
+                ms.push_back(m);
+        }
+        char sz[16];
+        snprintf(sz, sizeof sz, "2^%u", lg);
+        row(E == 1 ? "MSM G1 distinct bases" : "MSM G2 distinct bases", sz, median(ms), 0.0, "Mpts/s",
+            n / median(ms) / 1e3);
+        cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
+    }
+}
+
 template <class F, int E>
 static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 {
@@ -540,7 +596,8 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 
 int main(int argc, char **argv)
 {
-    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false;
+    bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
+         distinct = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -554,6 +611,8 @@ int main(int argc, char **argv)
             prof = true;
         else if (!strcmp(argv[i], "one"))
             one = true;
+        else if (!strcmp(argv[i], "distinct"))
+            distinct = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -578,6 +637,10 @@ int main(int argc, char **argv)
     if (one) { /* a single large MSM of each group, for a profiler */
         msm_one<fq, 1>(frr, fqr);
         msm_one<fq2, 2>(frr, fqr);
+    }
+    if (distinct) {
+        msm_distinct<fq, 1>(frr, fqr, 24);
+        msm_distinct<fq2, 2>(frr, fqr, 22);
     }
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);

@@ -34,6 +34,15 @@
 #define MSM_GROUPS_MIN 256 /* threads per window in the bucket reduction, at least */
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
+/* level-0 tuning, for the kernel lab's sweeps: minimum resident blocks of 128 threads per SM
+   the accumulation is compiled for (caps its registers), and how many sorted entries ahead
+   a thread asks L2 to fetch its next bases (0: none) */
+#ifndef MSM_ACC_MINB
+#define MSM_ACC_MINB 1
+#endif
+#ifndef MSM_PREFETCH
+#define MSM_PREFETCH 0
+#endif
 
 /* window bits for n points */
 static inline unsigned msm_window_bits(size_t n)
@@ -182,6 +191,18 @@ struct msm_src_affine {
     const uint32_t *keys, *vals;
     const uint8_t *bases; /* affine, 2 * sizeof(F) bytes each */
     __device__ __forceinline__ uint32_t key(size_t e) const { return keys[e]; }
+    __device__ __forceinline__ void prefetch(size_t e) const
+    {
+#if MSM_PREFETCH && !defined(FF_HOST_EMU)
+        const uint8_t *p = bases + (size_t)(vals[e] & 0x7fffffffu) * 2 * sizeof(F);
+#pragma unroll
+        for (unsigned o = 0; o < 2 * sizeof(F); o += 64) /* every 128-byte line the point touches */
+            asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o));
+        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 2 * sizeof(F) - 1));
+#else
+        (void)e;
+#endif
+    }
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
         uint32_t v = vals[e];
@@ -200,6 +221,7 @@ struct msm_src_partial {
     const uint32_t *sel, *pkey;
     const xyzz_t<F> *ppt;
     __device__ __forceinline__ uint32_t key(size_t e) const { return pkey[sel[e]]; }
+    __device__ __forceinline__ void prefetch(size_t) const {}
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
         acc.add(xyzz_t<F>::load(ppt + sel[e]));
@@ -207,7 +229,7 @@ struct msm_src_partial {
 };
 
 template <class F, class SRC>
-__global__ __launch_bounds__(128) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
+__global__ __launch_bounds__(128, MSM_ACC_MINB) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
                                                              uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -240,6 +262,8 @@ __global__ __launch_bounds__(128) void msm_accumulate_kernel(SRC src, size_t m, 
             run = e;
             acc = xyzz_t<F>::inf();
         }
+        if (MSM_PREFETCH && e + MSM_PREFETCH < end)
+            src.prefetch(e + MSM_PREFETCH);
         if (key & bmask)
             src.add_to(acc, e);
     }
