@@ -356,6 +356,33 @@ static void make_points(std::vector<uint64_t> &pts, size_t K, const rfield<QL> &
     }
 }
 
+/* one MSM's phases (msm_prof events), medians of 3 runs after a warm-up */
+template <class F>
+static void msm_phases(const msm_shape &s, const msm_scratch<F> &scr, const uint8_t *d_bases, const uint32_t *d_sc,
+                       const char *what)
+{
+    msm_prof pr;
+    for (int i = 0; i < 6; i++)
+        CK(cudaEventCreate(&pr.ev[i]));
+    std::vector<float> ph[5];
+    for (int rep = 0; rep < 4; rep++) {
+        CK(msm_run<F>(s, scr, d_bases, d_sc, 0, 0, &pr));
+        CK(cudaDeviceSynchronize());
+        for (int i = 0; i < 5; i++) {
+            float m = 0;
+            CK(cudaEventElapsedTime(&m, pr.ev[i], pr.ev[i + 1]));
+            if (rep)
+                ph[i].push_back(m);
+        }
+    }
+    printf("phases %sc=%u windows=%u groups=%u: digits+sort %.3f ms, level0 %.3f ms, levels %.3f ms (%u), "
+           "reduce %.3f ms, final %.3f ms\n",
+           what, s.c, s.nwin, s.groups, median(ph[0]), median(ph[1]), median(ph[2]), pr.levels, median(ph[3]),
+           median(ph[4]));
+    for (int i = 0; i < 6; i++)
+        cudaEventDestroy(pr.ev[i]);
+}
+
 template <class F, int E>
 static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &pts, size_t K,
                      std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit,
@@ -428,26 +455,9 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         row(E == 1 ? "MSM G1" : "MSM G2", sz, median(ms), bound, "Mpts/s", n / median(ms) / 1e3);
     }
     if (phases) {
-        msm_prof pr;
-        for (int i = 0; i < 6; i++)
-            CK(cudaEventCreate(&pr.ev[i]));
-        std::vector<float> ph[5];
-        for (int rep = 0; rep < 4; rep++) {
-            CK(msm_run<F>(s, scr, d_bases, d_sc, 0, 0, &pr));
-            CK(cudaDeviceSynchronize());
-            for (int i = 0; i < 5; i++) {
-                float m = 0;
-                CK(cudaEventElapsedTime(&m, pr.ev[i], pr.ev[i + 1]));
-                if (rep)
-                    ph[i].push_back(m);
-            }
-        }
-        printf("phases MSM %s n=%zu %s c=%u windows=%u groups=%u: digits+sort %.2f ms, level0 %.2f ms, "
-               "levels %.2f ms (%u), reduce %.2f ms, final %.2f ms\n",
-               E == 1 ? "G1" : "G2", n, label, s.c, s.nwin, s.groups, median(ph[0]), median(ph[1]), median(ph[2]),
-               pr.levels, median(ph[3]), median(ph[4]));
-        for (int i = 0; i < 6; i++)
-            cudaEventDestroy(pr.ev[i]);
+        char what[96];
+        snprintf(what, sizeof what, "MSM %s n=%zu %s ", E == 1 ? "G1" : "G2", n, label);
+        msm_phases<F>(s, scr, d_bases, d_sc, what);
     }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
 }
@@ -547,7 +557,7 @@ template <class F, int E>
 static void msm_distinct(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg_max)
 {
     const int W = QL * E;
-    for (unsigned lg = 20; lg <= lg_max; lg += 2) {
+    for (unsigned lg = 12; lg <= lg_max; lg += 2) {
         size_t n = (size_t)1 << lg;
         msm_shape s = msm_shape_of(n, FR_BITS);
         uint8_t *d_scr, *d_bases;
@@ -579,6 +589,7 @@ static void msm_distinct(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
         snprintf(sz, sizeof sz, "2^%u", lg);
         row(E == 1 ? "MSM G1 distinct bases" : "MSM G2 distinct bases", sz, median(ms), 0.0, "Mpts/s",
             n / median(ms) / 1e3);
+        msm_phases<F>(s, scr, d_bases, d_sc, "");
         cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
     }
 }

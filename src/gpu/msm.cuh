@@ -35,7 +35,7 @@
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
 /* level-0 tuning, for the kernel lab's sweeps: minimum resident blocks of 128 threads per SM
-   the accumulation is compiled for (caps its registers), and how many sorted entries ahead
+   the G1 accumulation is compiled for (caps its registers; G2 keeps all it needs), and how many sorted entries ahead
    a thread asks L2 to fetch its next bases (0: none) */
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 1
@@ -229,7 +229,7 @@ struct msm_src_partial {
 };
 
 template <class F, class SRC>
-__global__ __launch_bounds__(128, MSM_ACC_MINB) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
+__global__ __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
                                                              uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
