@@ -7,7 +7,10 @@
  *     (all digits of a zero scalar) is bucket 0, which is never added.
  *  2. sort: CUB radix sort of each window's (key, value) pairs on the c bucket bits (the
  *     entries are window-major), so each bucket's points are contiguous however skewed the
- *     scalars are (a witness full of ones puts n points in one bucket).
+ *     scalars are (a witness full of ones puts n points in one bucket). Up to
+ *     MSM_SORT_ALL_MAX entries all windows go through one sort on the window and bucket bits
+ *     instead (same order: the sort is stable), which saves a sort's launches per window
+ *     where each sort has little to do.
  *  3. accumulate: every thread adds MSM_CHUNK consecutive sorted entries (mixed XYZZ
  *     additions of affine bases), so the work per thread is bounded. A run of one key
  *     that lies wholly inside a chunk is a finished bucket and is stored; a run cut by a
@@ -34,6 +37,7 @@
 #define MSM_GROUPS_MIN 256 /* threads per window in the bucket reduction, at least */
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
+#define MSM_SORT_ALL_MAX ((size_t)1 << 23) /* entries sorted in one call, at most */
 /* level-0 tuning, for the kernel lab's sweeps: minimum resident blocks of 128 threads per SM
    the G1 accumulation is compiled for (caps its registers; G2 keeps all it needs), and how many sorted entries ahead
    a thread asks L2 to fetch its next bases (0: none) */
@@ -68,6 +72,7 @@ struct msm_shape {
     size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
     size_t nbuckets;   /* nwin << c */
     unsigned groups;   /* reduction threads per window (power of two) */
+    int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
 
 static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0)
@@ -84,6 +89,7 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.slots0 = 2 * ((s.entries + MSM_CHUNK - 1) / MSM_CHUNK);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
+    s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
     s.groups = MSM_GROUPS_MIN;
     while (s.groups * MSM_GROUP_BUCKETS < (1u << (s.c - 1)) && s.groups < 65536)
         s.groups *= 2;
@@ -115,7 +121,8 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
 {
     size_t off = 0, sort_bytes = 0, sel_bytes = 0;
     cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, (uint32_t *)nullptr, (uint32_t *)nullptr,
-                                    (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.n, 0, (int)s.c);
+                                    (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)(s.sort_all ? s.entries : s.n),
+                                    0, (int)(s.sort_all ? s.key_bits : s.c));
     cub::DeviceSelect::Flagged(nullptr, sel_bytes, thrust::counting_iterator<uint32_t>(0), (const uint8_t *)nullptr,
                                (uint32_t *)nullptr, (uint32_t *)nullptr, (int64_t)s.slots0);
     msm_scratch<F> t;
@@ -372,7 +379,14 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     if (!reuse_sort) {
         msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
         /* entries are window-major, so each window sorts alone on its c bucket bits */
-        for (unsigned w = 0; w < s.nwin; w++) {
+        if (s.sort_all) {
+            size_t tmp = sc.sort_tmp_bytes;
+            e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in, sc.keys_out, sc.vals_in, sc.vals_out,
+                                                (int64_t)s.entries, 0, (int)s.key_bits, st);
+            if (e != cudaSuccess)
+                return e;
+        }
+        for (unsigned w = 0; w < s.nwin && !s.sort_all; w++) {
             size_t tmp = sc.sort_tmp_bytes, off = (size_t)w * s.n;
             e = cub::DeviceRadixSort::SortPairs(sc.sort_tmp, tmp, sc.keys_in + off, sc.keys_out + off, sc.vals_in + off,
                                                 sc.vals_out + off, (int64_t)s.n, 0, (int)s.c, st);
