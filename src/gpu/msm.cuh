@@ -17,10 +17,10 @@
  *     chunk border becomes a partial sum; the sorted list of partials is summed the same
  *     way, level after level, until none is left (each level divides by MSM_CHUNK / 2).
  *     Scalar-one points are therefore summed by plain balanced batched addition.
- *  4. buckets -> windows: window w's sum_b b * B_b is split over MSM_GROUPS threads, each
- *     doing a running sum over its bucket range and a small multiple for its offset;
- *     the groups are added pairwise; a last thread combines windows by Horner (c doublings
- *     each) and writes Jacobian coordinates.
+ *  4. buckets -> windows: window w's sum_b b * B_b is split over groups of at most
+ *     MSM_GROUP_BUCKETS buckets, one thread each, doing a running sum over its bucket range
+ *     and a small multiple for its offset; the groups are added pairwise; the host (or a
+ *     last thread) combines windows by Horner (c doublings each).
  */
 #pragma once
 #ifndef FF_HOST_EMU
@@ -34,7 +34,6 @@
 #define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
 #define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
                            levels have little parallelism, so latency is what counts) */
-#define MSM_GROUPS_MIN 256 /* threads per window in the bucket reduction, at least */
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
 #define MSM_KEY_NONE 0xffffffffu
 #define MSM_SORT_ALL_MAX ((size_t)1 << 23) /* entries sorted in one call, at most */
@@ -90,7 +89,8 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
     s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
-    s.groups = MSM_GROUPS_MIN;
+    /* as few groups as keep MSM_GROUP_BUCKETS per thread: fewer pairwise launches when c is small */
+    s.groups = 1;
     while (s.groups * MSM_GROUP_BUCKETS < (1u << (s.c - 1)) && s.groups < 65536)
         s.groups *= 2;
     return s;
