@@ -77,6 +77,18 @@ if (soloWp.length && devms.length && wp.length) {
   console.log(`\nwinning-post under load: p50 ${f1(pct(wp, 50))} s, max ${f1(worst)} s; target ${f1(bound)} s ` +
               `(alone ${f1(alone)} s + one porep partition's device stage alone ${f1(one)} s): ` +
               (worst <= bound ? "met" : pct(wp, 50) <= bound ? "met at p50, missed at max" : "missed"));
+  /* where its time goes: median of each stage, alone and under load (ms) */
+  const stages = ["queued_ms", "admit_ms", "synth_ms", "ready_ms", "device_ms", "finalize_ms"];
+  const stageRow = (label, js) => {
+    const ps = js.map(j => ((j.partitions || [])[0] || {}).stages).filter(s => s);
+    return `| ${label} (${ps.length}) | ` + stages.map(k => pct(ps.map(s => s[k] || 0), 50).toFixed(1)).join(" | ") + " |";
+  };
+  console.log("\nwinning-post stages, median ms:\n| | " + stages.map(k => k.replace("_ms", "")).join(" | ") +
+              " |\n|---|" + stages.map(() => "---|").join(""));
+  console.log(stageRow("alone", solo.filter(j => j.kind === "winning-post")));
+  /* jobs.json has no stages; /status lists the recent jobs with them */
+  const detail = new Map((st.active || []).map(j => [j.id, j]));
+  console.log(stageRow("under load", done.filter(j => j.kind === "winning-post").map(j => detail.get(j.id)).filter(j => j)));
 }
 const gaps = st.idle_gap_ms || {};
 const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
