@@ -121,10 +121,7 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
     pthread_mutex_init(&e->be_mu, NULL);
     pthread_mutex_init(&e->bp_mu, NULL);
     pthread_mutex_init(&e->submit_mu, NULL);
-    for (int d = 0; d < ENGINE_MAX_DEVICES; d++)
-        for (int s = 0; s < 2; s++)
-            pthread_mutex_init(&e->dev_mu[d][s], NULL);
-    pthread_cond_t *cvs[] = {&e->cv_sched, &e->cv_synth, &e->cv_job, &e->cv_key, &e->cv_rq_item,
+    pthread_cond_t *cvs[] = {&e->cv_sched, &e->cv_synth, &e->cv_job, &e->cv_key, &e->cv_rq_item, &e->cv_dev,
                              &e->cv_rq_space, &e->cv_fq_item, &e->cv_fq_space, &e->cv_janitor};
     for (size_t i = 0; i < sizeof cvs / sizeof cvs[0]; i++)
         cond_init_mono(cvs[i]);

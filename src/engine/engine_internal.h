@@ -4,9 +4,10 @@
  *
  * Locks, in the order they may nest (never the other way round):
  *   e->mu        jobs table, job/partition states, scheduler and synthesis queues, key cache
- *   e->rq_mu     device (ready) queue          -- device workers take only this one,
- *   e->fq_mu     finalize queue                   the device lock, and the tracker's
- *   e->dev_mu[d][s] device locks, s = 0 for h, 1 for the MSMs (around device work only)
+ *   e->rq_mu     device (ready) queue and the device locks -- device workers take only
+ *   e->fq_mu     finalize queue                   these two and the tracker's
+ *   (a device lock is a flag under rq_mu, e->dev_busy[d][s], s = 0 for h, 1 for the MSMs,
+ *   held around device work only; waiters sleep on e->cv_dev, see dev_acquire in pipeline.c)
  *   e->bp_mu     buffer pool
  *   budget.mu, tracker mu (leaf locks inside budget.c / tracker.c)
  */
@@ -170,7 +171,9 @@ struct engine {
     int n_dev;
     int dev_ord[ENGINE_MAX_DEVICES]; /* CUDA ordinal of each logical device (0 for CPU devices) */
     int use_gpu;
-    pthread_mutex_t dev_mu[ENGINE_MAX_DEVICES][2]; /* [0] h step, [1] MSM step */
+    int dev_busy[ENGINE_MAX_DEVICES][2]; /* device locks (rq_mu): [0] h step, [1] MSM step */
+    pthread_cond_t cv_dev;               /* (rq_mu) a device lock was freed, a critical partition
+                                            arrived in the device queue or left its device stage */
 
     pthread_mutex_t bp_mu;
     ebuf *bp_free;              /* cached buffers (their bytes stay charged to the budget) */
@@ -180,7 +183,7 @@ struct engine {
     uint64_t bp_takes, bp_allocs, bp_reuses, bp_frees;
 
     /* winning-post latency (device workers, no e->mu): critical partitions in the device
-       queue, and in their device stage per device (see critical_first in pipeline.c) */
+       queue, and in their device stage per device (see dev_acquire in pipeline.c) */
     _Atomic int n_ready_crit;
     _Atomic int crit_dev[ENGINE_MAX_DEVICES];
 

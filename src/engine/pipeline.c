@@ -11,10 +11,11 @@
  * own lock, hold a device lock only around device work, and read the engine-wide
  * counters they need for idle-gap attribution from atomics. A critical partition
  * (winning-post) goes first on its device: other workers there start no new device step
- * for a non-critical partition until its device stage is over, and one found waiting in
- * the device queue at a step boundary is run there and then (critical_first); on a
- * backend that isolates keys it takes no device lock, so a step already running for
- * another key does not delay it (its kernels go first on high-priority streams). The backend
+ * for a non-critical partition until its device stage is over, and a worker waiting for a
+ * device lock that finds one at the head of the device queue runs it there and then
+ * (dev_acquire), so it never waits for a step to end to be picked up; on a backend that
+ * isolates keys it takes no device lock, so a step already running for another key does
+ * not delay it either (its kernels go first on high-priority streams). The backend
  * reports the copies the device waits for through the workspace's phase hook, so such
  * intervals count as "copy" gaps. Workspace buffers come from the pool, page-locked when
  * the backend is a GPU. A partition of a job that was canceled or has failed is dropped
@@ -395,9 +396,10 @@ static void *synth_main(void *arg)
             pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
             atomic_fetch_add(&e->n_ready, 1);
             if (p->job->prio == PRIO_CRITICAL) {
-                /* also wakes device workers waiting at a step boundary (critical_first) */
+                /* also wakes device workers waiting for a device lock (dev_acquire) */
                 atomic_fetch_add(&e->n_ready_crit, 1);
                 pthread_cond_broadcast(&e->cv_rq_item);
+                pthread_cond_broadcast(&e->cv_dev);
             } else {
                 pthread_cond_signal(&e->cv_rq_item);
             }
@@ -470,59 +472,73 @@ static void critical_done(engine *e, epart *p, int d)
     pthread_mutex_lock(&e->rq_mu);
     atomic_fetch_sub(&e->crit_dev[d], 1);
     pthread_cond_broadcast(&e->cv_rq_item);
+    pthread_cond_broadcast(&e->cv_dev);
     pthread_mutex_unlock(&e->rq_mu);
 }
 
-/* the head of the device queue when it is a critical partition device d may run, popped */
-static epart *pop_critical(engine *e, int d)
+/* the head of the device queue when it is a critical partition device d may run, popped
+   (rq_mu held) */
+static epart *pop_critical_locked(engine *e, int d)
 {
-    epart *c = NULL;
-    pthread_mutex_lock(&e->rq_mu);
     epart *h = pq_peek(&e->readyq);
-    if (e->running && h && h->job->prio == PRIO_CRITICAL && !(h->avoid_dev == d && e->n_dev > 1)) {
-        c = pq_pop(&e->readyq);
-        popped_locked(e, c, d);
-    }
-    pthread_mutex_unlock(&e->rq_mu);
-    if (c)
-        pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
+    if (!e->running || !h || h->job->prio != PRIO_CRITICAL || (h->avoid_dev == d && e->n_dev > 1))
+        return NULL;
+    epart *c = pq_pop(&e->readyq);
+    popped_locked(e, c, d);
     return c;
 }
 
 static void device_stage(eworker *w, epart *p);
 
-/* Winning-post latency, checked before each device step of a non-critical partition p.
- * A critical partition waiting in the device queue is taken by this worker and its whole
- * device stage runs here first (p waits, holding no device lock); while a critical partition
- * is in its device stage on this device with another worker, this one waits at the step
- * boundary. Nothing waits for a worker that is itself waiting, so there is no deadlock: the
- * critical one never waits for non-critical ones, and one waiting in the queue is run by the
- * worker that would otherwise wait for it. The wait shows as GAP_LOCK (one step from
- * running, kept off the device); while it lasts the device runs the critical partition
- * (busy) or copies for it (copy), which outrank it. rq_mu and atomics only, never e->mu. */
-static void critical_first(eworker *w, epart *p)
+/* Takes device d's lock for one step of p (step 0: h, 1: the MSMs); 0 when the engine or p's
+ * job stops first. The lock is a flag under rq_mu, so a worker waiting for it also sees the
+ * device queue: winning-post latency. A non-critical partition's worker that finds a critical
+ * partition at the head of the device queue takes it and runs its whole device stage first (p
+ * waits, holding no device lock), and starts no step while a critical partition is in its
+ * device stage on this device with another worker. Nothing waits for a worker that is itself
+ * waiting, so there is no deadlock: a critical partition never waits for a non-critical one to
+ * give way, and one in the queue is run by a worker that would otherwise wait. The wait shows
+ * as GAP_LOCK; while it lasts the device runs another step, the critical partition (busy) or
+ * copies for it (copy). rq_mu and atomics only, never e->mu. */
+static int dev_acquire(eworker *w, epart *p, int step)
 {
     engine *e = w->e;
-    int d = w->dev;
-    for (;;) {
-        if (!e->running || job_stopping(p->job))
-            return;
-        if (atomic_load(&e->n_ready_crit) > 0) {
-            epart *c = pop_critical(e, d);
+    int d = w->dev, crit = p->job->prio == PRIO_CRITICAL, got = 0, shown = 0;
+    pthread_mutex_lock(&e->rq_mu);
+    while (e->running && !job_stopping(p->job)) {
+        if (!crit && atomic_load(&e->n_ready_crit) > 0) {
+            epart *c = pop_critical_locked(e, d);
             if (c) {
+                pthread_mutex_unlock(&e->rq_mu);
+                pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
                 device_stage(w, c);
+                shown = 0;
+                pthread_mutex_lock(&e->rq_mu);
                 continue;
             }
         }
-        if (atomic_load(&e->crit_dev[d]) == 0)
-            return;
-        worker_set(w, GAP_LOCK, p);
-        tracker_worker_set(e->trk, d, w->index, GAP_LOCK, eng_now_us());
-        pthread_mutex_lock(&e->rq_mu);
-        if (e->running && atomic_load(&e->crit_dev[d]) > 0)
-            timed_wait_ms(&e->cv_rq_item, &e->rq_mu, 20);
-        pthread_mutex_unlock(&e->rq_mu);
+        if (!e->dev_busy[d][step] && (crit || atomic_load(&e->crit_dev[d]) == 0)) {
+            e->dev_busy[d][step] = 1;
+            got = 1;
+            break;
+        }
+        if (!shown) {
+            worker_set(w, GAP_LOCK, p);
+            tracker_worker_set(e->trk, d, w->index, GAP_LOCK, eng_now_us());
+            shown = 1;
+        }
+        timed_wait_ms(&e->cv_dev, &e->rq_mu, 100);
     }
+    pthread_mutex_unlock(&e->rq_mu);
+    return got;
+}
+
+static void dev_release(engine *e, int d, int step)
+{
+    pthread_mutex_lock(&e->rq_mu);
+    e->dev_busy[d][step] = 0;
+    pthread_cond_broadcast(&e->cv_dev);
+    pthread_mutex_unlock(&e->rq_mu);
 }
 
 /* One partition's device stage on this worker's device (h, then the MSMs, each under its
@@ -557,15 +573,8 @@ static void device_stage(eworker *w, epart *p)
        for that step's end (one of the same key still waits, on the backend's own key lock) */
     int unlocked = crit && be && be->key_isolated;
     for (int step = 0; step < 2 && !rc; step++) {
-        if (!crit)
-            critical_first(w, p);
-        if (job_stopping(p->job))
+        if (unlocked ? job_stopping(p->job) : !dev_acquire(w, p, step))
             break;
-        if (!unlocked) {
-            worker_set(w, GAP_LOCK, p);
-            tracker_worker_set(e->trk, d, wi, GAP_LOCK, eng_now_us());
-            pthread_mutex_lock(&e->dev_mu[d][step]);
-        }
         int64_t s0 = eng_now_us();
         if (!t0)
             t0 = s0;
@@ -580,7 +589,7 @@ static void device_stage(eworker *w, epart *p)
         p->ws.phase = NULL;
         p->ws.phase_ctx = NULL;
         if (!unlocked)
-            pthread_mutex_unlock(&e->dev_mu[d][step]);
+            dev_release(e, d, step);
         t1 = eng_now_us();
         busy += t1 - s0;
         /* after device work the worker hands the result to the finalizers; that time
@@ -820,6 +829,7 @@ void pipeline_stop(engine *e)
     pthread_mutex_lock(&e->rq_mu);
     pthread_cond_broadcast(&e->cv_rq_item);
     pthread_cond_broadcast(&e->cv_rq_space);
+    pthread_cond_broadcast(&e->cv_dev);
     pthread_mutex_unlock(&e->rq_mu);
     pthread_mutex_lock(&e->fq_mu);
     pthread_cond_broadcast(&e->cv_fq_item);
