@@ -254,11 +254,11 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         std::copy(v2.begin(), v2.end(), vals.begin() + (size_t)w * n);
     }
     msm_src_affine<F> src0{keys.data(), vals.data(), bases};
-    size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
+    size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
     for (size_t t = 0; t < threads; t++) {
         blockIdx.x = (unsigned)t;
         msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
-                                                    ppt[0].data(), MSM_CHUNK);
+                                                    ppt[0].data(), s.chunk0);
     }
     size_t nslots = 2 * threads;
     int cur = 0, levels = 0;

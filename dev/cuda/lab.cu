@@ -18,6 +18,9 @@
 #include <string.h>
 #include <vector>
 
+#if defined(LAB_BN254) && !defined(MSM_ACC_MINB)
+#define MSM_ACC_MINB 6 /* as gpu_bn254.cu */
+#endif
 #include "gpu/cuda_util.cuh"
 #include "gpu/msm.cuh"
 #include "gpu/ntt.cuh"

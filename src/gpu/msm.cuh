@@ -11,14 +11,17 @@
  *     MSM_SORT_ALL_MAX entries all windows go through one sort on the window and bucket bits
  *     instead (same order: the sort is stable), which saves a sort's launches per window
  *     where each sort has little to do.
- *  3. accumulate: every thread adds MSM_CHUNK consecutive sorted entries (mixed XYZZ
+ *  3. accumulate: every thread adds s.chunk0 consecutive sorted entries (mixed XYZZ
  *     additions of affine bases), so the work per thread is bounded. A run of one key
  *     that lies wholly inside a chunk is a finished bucket and is stored; a run cut by a
  *     chunk border becomes a partial sum; the sorted list of partials is summed the same
- *     way, level after level, until none is left (each level divides by MSM_CHUNK / 2).
+ *     way, level after level, until none is left (each level divides by MSM_PCHUNK / 2).
+ *     Small MSMs, whose time is the length of these dependent chains and not the device's
+ *     throughput, take shorter chunks (MSM_CHUNK_SMALL) and fewer buckets per reduction
+ *     thread (MSM_GROUP_BUCKETS_SMALL).
  *     Scalar-one points are therefore summed by plain balanced batched addition.
  *  4. buckets -> windows: window w's sum_b b * B_b is split over groups of at most
- *     MSM_GROUP_BUCKETS buckets, one thread each, doing a running sum over its bucket range
+ *     s.group_buckets buckets, one thread each, doing a running sum over its bucket range
  *     and a small multiple for its offset; the groups are added pairwise; the host (or a
  *     last thread) combines windows by Horner (c doublings each).
  */
@@ -32,19 +35,24 @@
 #include "gpu/ec.cuh"
 
 #define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
+#define MSM_CHUNK_SMALL 8 /* the same for at most MSM_SMALL_ENTRIES entries */
+#define MSM_SMALL_ENTRIES ((size_t)1 << 21)
 #define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
                            levels have little parallelism, so latency is what counts) */
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
+#define MSM_GROUP_BUCKETS_SMALL 2 /* the same for windows of at most 10 bits */
 #define MSM_KEY_NONE 0xffffffffu
-#define MSM_SORT_ALL_MAX ((size_t)1 << 23) /* entries sorted in one call, at most */
-/* level-0 tuning, for the kernel lab's sweeps: minimum resident blocks of 128 threads per SM
-   the G1 accumulation is compiled for (caps its registers; G2 keeps all it needs), and how many sorted entries ahead
-   a thread asks L2 to fetch its next bases (0: none) */
+#define MSM_SORT_ALL_MAX ((size_t)1 << 25) /* entries sorted in one call, at most */
+/* Minimum resident blocks of 128 threads per SM that the G1 accumulation is compiled for,
+   which caps its registers (G2 keeps what it needs); 0: no cap, the compiler's choice. Set
+   per curve by the including unit (measured on the H200, dev/cuda/NOTES.md). */
 #ifndef MSM_ACC_MINB
-#define MSM_ACC_MINB 1
+#define MSM_ACC_MINB 0
 #endif
-#ifndef MSM_PREFETCH
-#define MSM_PREFETCH 0
+#if MSM_ACC_MINB
+#define MSM_ACC_BOUNDS(F) __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1)
+#else
+#define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
 
 /* window bits for n points */
@@ -67,10 +75,12 @@ struct msm_shape {
     unsigned nwin;     /* windows */
     unsigned key_bits; /* c + bits(nwin) */
     size_t entries;    /* n * nwin */
-    size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / MSM_CHUNK) */
+    unsigned chunk0;   /* sorted entries per level-0 thread */
+    size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / chunk0) */
     size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
     size_t nbuckets;   /* nwin << c */
     unsigned groups;   /* reduction threads per window (power of two) */
+    unsigned group_buckets; /* buckets per reduction thread, at most */
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
 
@@ -85,13 +95,15 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
         wb++;
     s.key_bits = s.c + wb;
     s.entries = n * s.nwin;
-    s.slots0 = 2 * ((s.entries + MSM_CHUNK - 1) / MSM_CHUNK);
+    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES ? MSM_CHUNK_SMALL : MSM_CHUNK;
+    s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
     s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
-    /* as few groups as keep MSM_GROUP_BUCKETS per thread: fewer pairwise launches when c is small */
+    /* as few groups as keep group_buckets per thread: fewer pairwise launches when c is small */
+    s.group_buckets = s.c <= 10 ? MSM_GROUP_BUCKETS_SMALL : MSM_GROUP_BUCKETS;
     s.groups = 1;
-    while (s.groups * MSM_GROUP_BUCKETS < (1u << (s.c - 1)) && s.groups < 65536)
+    while (s.groups * s.group_buckets < (1u << (s.c - 1)) && s.groups < 65536)
         s.groups *= 2;
     return s;
 }
@@ -198,18 +210,6 @@ struct msm_src_affine {
     const uint32_t *keys, *vals;
     const uint8_t *bases; /* affine, 2 * sizeof(F) bytes each */
     __device__ __forceinline__ uint32_t key(size_t e) const { return keys[e]; }
-    __device__ __forceinline__ void prefetch(size_t e) const
-    {
-#if MSM_PREFETCH && !defined(FF_HOST_EMU)
-        const uint8_t *p = bases + (size_t)(vals[e] & 0x7fffffffu) * 2 * sizeof(F);
-#pragma unroll
-        for (unsigned o = 0; o < 2 * sizeof(F); o += 64) /* every 128-byte line the point touches */
-            asm volatile("prefetch.global.L2 [%0];" ::"l"(p + o));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 2 * sizeof(F) - 1));
-#else
-        (void)e;
-#endif
-    }
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
         uint32_t v = vals[e];
@@ -228,7 +228,6 @@ struct msm_src_partial {
     const uint32_t *sel, *pkey;
     const xyzz_t<F> *ppt;
     __device__ __forceinline__ uint32_t key(size_t e) const { return pkey[sel[e]]; }
-    __device__ __forceinline__ void prefetch(size_t) const {}
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
         acc.add(xyzz_t<F>::load(ppt + sel[e]));
@@ -236,7 +235,7 @@ struct msm_src_partial {
 };
 
 template <class F, class SRC>
-__global__ __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
+__global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
                                                              uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -269,8 +268,6 @@ __global__ __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1) void msm_a
             run = e;
             acc = xyzz_t<F>::inf();
         }
-        if (MSM_PREFETCH && e + MSM_PREFETCH < end)
-            src.prefetch(e + MSM_PREFETCH);
         if (key & bmask)
             src.add_to(acc, e);
     }
@@ -400,9 +397,9 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     if ((e = cudaMemsetAsync(sc.pkey[0], 0xff, s.slots0 * 4, st)) != cudaSuccess)
         return e;
     msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
-    size_t threads = (s.entries + MSM_CHUNK - 1) / MSM_CHUNK;
+    size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
     msm_accumulate_kernel<F, msm_src_affine<F>>
-        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], MSM_CHUNK);
+        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0);
     MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
     int cur = 0;
