@@ -359,6 +359,22 @@ static void make_points(std::vector<uint64_t> &pts, size_t K, const rfield<QL> &
     }
 }
 
+/* median of 5 timed runs of one MSM after a warm-up */
+template <class F>
+static float msm_median_ms(const msm_shape &s, const msm_scratch<F> &scr, const uint8_t *d_bases, const uint32_t *d_sc)
+{
+    timer tm;
+    std::vector<float> ms;
+    for (int rep = 0; rep < 6; rep++) {
+        tm.start();
+        CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
+        float m = tm.stop();
+        if (rep)
+            ms.push_back(m);
+    }
+    return median(ms);
+}
+
 /* one MSM's phases (msm_prof events), medians of 3 runs after a warm-up */
 template <class F>
 static void msm_phases(const msm_shape &s, const msm_scratch<F> &scr, const uint8_t *d_bases, const uint32_t *d_sc,
@@ -436,15 +452,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
            ok ? "ok" : "FAIL");
     g_fail |= !ok;
     if (timeit) {
-        timer tm;
-        std::vector<float> ms;
-        for (int rep = 0; rep < 6; rep++) {
-            tm.start();
-            CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
-            float m = tm.stop();
-            if (rep)
-                ms.push_back(m);
-        }
+        float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
         char sz[16];
         unsigned lg = 0;
         while (((size_t)1 << lg) < n)
@@ -455,7 +463,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         int N32 = 2 * QL;
         double adds = (double)n * s.nwin;
         double bound = adds * 10 * (E == 2 ? 3 : 1) * 4.0 * N32 * N32 / (sms * 64.0 * 1.98e9) * 1e3;
-        row(E == 1 ? "MSM G1" : "MSM G2", sz, median(ms), bound, "Mpts/s", n / median(ms) / 1e3);
+        row(E == 1 ? "MSM G1" : "MSM G2", sz, med, bound, "Mpts/s", n / med / 1e3);
     }
     if (phases) {
         char what[96];
@@ -587,19 +595,10 @@ static void msm_distinct(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
             const msm_shape &s = shapes[v];
             msm_scratch<F> scr;
             msm_scratch_layout<F>(s, d_scr, &scr);
-            timer tm;
-            std::vector<float> ms;
-            for (int rep = 0; rep < 6; rep++) {
-                tm.start();
-                CK(msm_run<F>(s, scr, d_bases, d_sc, 0));
-                float m = tm.stop();
-                if (rep)
-                    ms.push_back(m);
-            }
+            float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
             char sz[16];
             snprintf(sz, sizeof sz, "2^%u", lg);
-            row(E == 1 ? "MSM G1 distinct bases" : "MSM G2 distinct bases", sz, median(ms), 0.0, "Mpts/s",
-                n / median(ms) / 1e3);
+            row(E == 1 ? "MSM G1 distinct bases" : "MSM G2 distinct bases", sz, med, 0.0, "Mpts/s", n / med / 1e3);
             msm_phases<F>(s, scr, d_bases, d_sc, s.sort_all ? "one sort, " : "sort per window, ");
         }
         cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
