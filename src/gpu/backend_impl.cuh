@@ -42,6 +42,7 @@ using GPU_SYM(ff)::fq;
 using GPU_SYM(ff)::fq2;
 
 #define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
+#define GPU_PAR_SETS_MAX ((size_t)1 << 16) /* points per set, at most, for concurrent MSMs */
 
 struct gpu_key {
     const zkey_file *z;
@@ -60,10 +61,16 @@ struct gpu_key {
     uint32_t *d_msm_h;    /* n x 8 h scalars */
     uint8_t *d_msm;       /* MSM scratch (max over the five sets) */
     size_t msm_bytes;
+    /* small keys (every set at most GPU_PAR_SETS_MAX points): the five MSMs run at once, each
+       on its own stream with its own scratch (d_msm_set[i], msm_bytes each; [0] is d_msm) */
+    int par_sets;
+    uint8_t *d_msm_set[ZKEY_BASES];
+    cudaStream_t st_set[2][ZKEY_BASES];
     uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
     cudaStream_t st_ntt[2], st_msm[2], st_copy[2]; /* [1]: high priority, for urgent workspaces */
     cudaEvent_t ev_h;     /* h's device copy for msm_all done (orders later NTT work after it) */
     cudaEvent_t ev_bc;    /* compute_h: b and c are up (mu_ntt) */
+    cudaEvent_t ev_w;     /* msm_all: the witness scalars are up (mu_msm) */
     pthread_mutex_t mu_ntt, mu_msm;
     int locks_ok;
     /* which call's data d_abc holds (mu_ntt): the gpu_token_next token eval_abc stored when it
@@ -112,6 +119,8 @@ void key_free(gpu_key *k)
     cudaFree(k->d_msm_w);
     cudaFree(k->d_msm_h);
     cudaFree(k->d_msm);
+    for (int i = 1; i < ZKEY_BASES; i++)
+        cudaFree(k->d_msm_set[i]);
     for (int i = 0; i < 2; i++)
         if (k->h_w[i])
             cudaFreeHost(k->h_w[i]);
@@ -120,6 +129,9 @@ void key_free(gpu_key *k)
             cudaStreamDestroy(k->st_ntt[u]);
         if (k->st_msm[u])
             cudaStreamDestroy(k->st_msm[u]);
+        for (int i = 0; i < ZKEY_BASES; i++)
+            if (k->st_set[u][i])
+                cudaStreamDestroy(k->st_set[u][i]);
         if (k->st_copy[u])
             cudaStreamDestroy(k->st_copy[u]);
     }
@@ -127,6 +139,8 @@ void key_free(gpu_key *k)
         cudaEventDestroy(k->ev_h);
     if (k->ev_bc)
         cudaEventDestroy(k->ev_bc);
+    if (k->ev_w)
+        cudaEventDestroy(k->ev_w);
     if (k->locks_ok) {
         pthread_mutex_destroy(&k->mu_ntt);
         pthread_mutex_destroy(&k->mu_msm);
@@ -205,7 +219,10 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
     need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
     k->msm_bytes = msm_need(z);
-    need += k->msm_bytes;
+    k->par_sets = 1;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        k->par_sets &= set_points(z, i) <= GPU_PAR_SETS_MAX;
+    need += k->msm_bytes * (k->par_sets ? ZKEY_BASES : 1);
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     if (need + (64u << 20) > free_b) {
         free(k);
@@ -228,11 +245,14 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             int prio = u ? hi : lo;
             CUDA_TRY(cudaStreamCreateWithPriority(&k->st_ntt[u], cudaStreamNonBlocking, prio));
             CUDA_TRY(cudaStreamCreateWithPriority(&k->st_msm[u], cudaStreamNonBlocking, prio));
+            for (int i = 0; i < ZKEY_BASES && k->par_sets; i++)
+                CUDA_TRY(cudaStreamCreateWithPriority(&k->st_set[u][i], cudaStreamNonBlocking, prio));
             CUDA_TRY(cudaStreamCreateWithPriority(&k->st_copy[u], cudaStreamNonBlocking, prio));
         }
     }
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_bc, cudaEventDisableTiming));
+    CUDA_TRY(cudaEventCreateWithFlags(&k->ev_w, cudaEventDisableTiming));
 
     /* bases, kept resident, uploaded in steps so the caller sees progress */
     for (int i = 0; i < ZKEY_BASES; i++)
@@ -283,6 +303,9 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
+    k->d_msm_set[0] = k->d_msm;
+    for (int i = 1; i < ZKEY_BASES && k->par_sets; i++)
+        CUDA_TRY(cudaMalloc((void **)&k->d_msm_set[i], k->msm_bytes));
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[1], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaDeviceSynchronize());
@@ -429,11 +452,12 @@ fail:
 }
 
 template <class F>
-cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st)
+cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
+                    uint8_t *scratch)
 {
     msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
     msm_scratch<F> sc;
-    msm_scratch_layout<F>(s, k->d_msm, &sc);
+    msm_scratch_layout<F>(s, scratch, &sc);
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
     cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, st, reuse_sort, nullptr, win);
@@ -446,6 +470,67 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     else
         GPU_C(msm_windows_g2)(out, win, s.nwin, s.c);
     return cudaSuccess;
+}
+
+/* one set of a small key's concurrent MSMs, on its own host thread, stream and scratch */
+struct par_set {
+    gpu_key *k;
+    int device, set;
+    const uint32_t *scalars;
+    uint64_t *out;
+    cudaStream_t st;
+    cudaEvent_t wait; /* recorded work the set waits for first (H: h is up), or null */
+    cudaError_t err;
+    pthread_t th;
+    int started;
+};
+
+void *par_set_main(void *arg)
+{
+    par_set *q = (par_set *)arg;
+    q->err = cudaSetDevice(q->device); /* the current device is per host thread */
+    if (q->err == cudaSuccess && q->wait)
+        q->err = cudaStreamWaitEvent(q->st, q->wait, 0);
+    if (q->err == cudaSuccess)
+        q->err = q->set == ZKEY_B2
+                     ? run_set<fq2>(q->k, q->set, q->scalars, q->out, 0, q->st, q->k->d_msm_set[q->set])
+                     : run_set<fq>(q->k, q->set, q->scalars, q->out, 0, q->st, q->k->d_msm_set[q->set]);
+    return nullptr;
+}
+
+/* A small key's five MSMs at once: each is a few dependent chains that leave the device nearly
+ * empty, so side by side they take about as long as the longest (G2) alone. Each sorts its own
+ * digits (cheap at this size) instead of sharing A's sort. */
+cudaError_t msm_sets_parallel(gpu_key *k, int device, groth16_ws *ws, int u, const char **what)
+{
+    const uint32_t *sc[ZKEY_BASES];
+    sc[ZKEY_A] = sc[ZKEY_B1] = sc[ZKEY_B2] = k->d_msm_w;
+    sc[ZKEY_C] = k->d_msm_w + (size_t)(k->z->n_public + 1) * 8;
+    sc[ZKEY_H] = k->d_msm_h;
+    par_set q[ZKEY_BASES];
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        q[i] = par_set{k, device, i, sc[i], ws->msm[i], k->st_set[u][i], i == ZKEY_H ? k->ev_h : nullptr,
+                       cudaSuccess, pthread_t(), 0};
+        /* the witness scalars were copied on st_msm: every set's stream waits for that */
+        if (e == cudaSuccess)
+            e = cudaStreamWaitEvent(q[i].st, k->ev_w, 0);
+    }
+    for (int i = 0; i < ZKEY_BASES && e == cudaSuccess; i++)
+        q[i].started = pthread_create(&q[i].th, nullptr, par_set_main, &q[i]) == 0;
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        if (q[i].started)
+            pthread_join(q[i].th, nullptr);
+        else if (e == cudaSuccess) /* no thread: run it here */
+            par_set_main(&q[i]);
+        if (e == cudaSuccess && q[i].err != cudaSuccess)
+            e = q[i].err;
+    }
+    for (int i = 0; i < ZKEY_BASES; i++) /* nothing of a failed call outlives it */
+        cudaStreamSynchronize(q[i].st);
+    if (e != cudaSuccess)
+        *what = "concurrent MSM sets";
+    return e;
 }
 
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
@@ -486,13 +571,21 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
         CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy[u]));
     }
+    if (k->par_sets) {
+        CUDA_TRY(cudaEventRecord(k->ev_w, k->st_msm[u]));
+        if ((cu_err = msm_sets_parallel(k, im->device, ws, u, &cu_what)) != cudaSuccess)
+            goto fail;
+        pthread_mutex_unlock(&k->mu_msm);
+        return CUZK_OK;
+    }
     /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three */
-    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u]));
-    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u]));
-    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u]));
-    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm));
+    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm));
+    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm));
+    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
+                         k->d_msm));
     CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
-    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u]));
+    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm));
     pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:
