@@ -80,10 +80,8 @@ struct xyzz_t {
             *this = xyzz_t{p.x, p.y, F::one(), F::one()};
             return;
         }
-        F u2 = p.x * zz;
-        F s2 = p.y * zzz;
-        F pp_ = u2 - x;
-        F r = s2 - y;
+        F pp_ = p.x * zz - x;
+        F r = p.y * zzz - y;
         if (pp_.is_zero()) {
             if (r.is_zero())
                 set_dbl_affine(p);
@@ -91,6 +89,39 @@ struct xyzz_t {
                 *this = inf();
             return;
         }
+        madd_finish(pp_, r);
+    }
+
+    /* add_affine of the point stored at p (zkey layout, not infinity), negated when neg, read
+       from memory as the formula needs it: x for P, then y for R, and both again only on the
+       rare doubling path, so neither coordinate stays live across the products that do not use
+       it (the level-0 accumulation of G2 is short of registers). */
+    FF_INLINE void add_affine_at(const uint8_t *p, bool neg)
+    {
+        if (is_inf()) {
+            affine_t<F> a = affine_t<F>::load(p);
+            *this = xyzz_t{a.x, neg ? a.y.neg() : a.y, F::one(), F::one()};
+            return;
+        }
+        F pp_ = F::load(p) * zz - x;
+        F py = F::load(p + sizeof(F));
+        F r = (neg ? py.neg() : py) * zzz - y;
+        if (pp_.is_zero()) {
+            affine_t<F> a{load_fresh(p), load_fresh(p + sizeof(F))};
+            if (neg)
+                a.y = a.y.neg();
+            if (r.is_zero())
+                set_dbl_affine(a);
+            else
+                *this = inf();
+            return;
+        }
+        madd_finish(pp_, r);
+    }
+
+    /* the rest of madd-2008-s from P = U2 - X1 and R = S2 - Y1 (P nonzero) */
+    FF_INLINE void madd_finish(const F &pp_, const F &r)
+    {
         F pp = pp_.sqr();
         F ppp = pp_ * pp;
         F q = x * pp;
@@ -99,6 +130,24 @@ struct xyzz_t {
         x = x3;
         zz = zz * pp;
         zzz = zzz * ppp;
+    }
+
+    /* a field element read from memory again (not merged with an earlier read of it, which
+       would keep that value live until here) */
+    static FF_INLINE F load_fresh(const uint8_t *p)
+    {
+#ifdef FF_HOST_EMU
+        return F::load(p);
+#else
+        F r;
+        uint32_t *o = (uint32_t *)&r;
+#pragma unroll
+        for (unsigned i = 0; i < sizeof(F) / 16; i++)
+            asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                         : "=r"(o[4 * i]), "=r"(o[4 * i + 1]), "=r"(o[4 * i + 2]), "=r"(o[4 * i + 3])
+                         : "l"(p + 16 * i));
+        return r;
+#endif
     }
 
     /* add-2008-s: *this += b.  12M + 2S */

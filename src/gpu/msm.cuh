@@ -49,6 +49,10 @@
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 0
 #endif
+/* 1: level 0 reads each base's coordinates as the addition needs them (add_affine_at) */
+#ifndef MSM_LAZY_BASE
+#define MSM_LAZY_BASE 0
+#endif
 #if MSM_ACC_MINB
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1)
 #else
@@ -213,12 +217,20 @@ struct msm_src_affine {
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
         uint32_t v = vals[e];
-        affine_t<F> p = affine_t<F>::load(bases + (size_t)(v & 0x7fffffffu) * 2 * sizeof(F));
+        const uint8_t *b = bases + (size_t)(v & 0x7fffffffu) * 2 * sizeof(F);
+#if MSM_LAZY_BASE
+        /* infinity (all zero) is rare: y is read for the test only when x is zero */
+        if (F::load(b).is_zero() && F::load(b + sizeof(F)).is_zero())
+            return;
+        acc.add_affine_at(b, v >> 31);
+#else
+        affine_t<F> p = affine_t<F>::load(b);
         if (p.is_inf())
             return;
         if (v >> 31)
             p.y = p.y.neg();
         acc.add_affine(p);
+#endif
     }
 };
 
