@@ -21,6 +21,9 @@
  * copied up again: eval_abc's a/b/c stay for compute_h of the same workspace, and compute_h's
  * h is copied device to device for msm_all while the NTT buffers still hold it (tokens
  * below, unique per call, so a reused host buffer at the same address never matches).
+ * A small key (every set at most GPU_PAR_SETS_MAX points, such as a winning-post circuit)
+ * gets five MSM scratch areas and streams, and msm_all runs its five MSMs at once, one host
+ * thread each: a small MSM is a few dependent chains that leave the device nearly empty.
  */
 #include <pthread.h>
 #include <stdlib.h>
