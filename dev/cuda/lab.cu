@@ -21,6 +21,9 @@
 #if defined(LAB_BN254) && !defined(MSM_ACC_MINB)
 #define MSM_ACC_MINB 6 /* as gpu_bn254.cu */
 #endif
+#if defined(LAB_BLS12_381) && !defined(MSM_LAZY_BASE)
+#define MSM_LAZY_BASE 1 /* as gpu_bls12_381.cu */
+#endif
 #include "gpu/cuda_util.cuh"
 #include "gpu/msm.cuh"
 #include "gpu/ntt.cuh"

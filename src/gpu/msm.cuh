@@ -49,7 +49,9 @@
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 0
 #endif
-/* 1: level 0 reads each base's coordinates as the addition needs them (add_affine_at) */
+/* 1: level 0 reads each base's coordinates as the addition needs them (add_affine_at), so
+   they are not live across the products; set per curve by the including unit (BLS12-381: G2
+   faster by 11-12 %, G1 unchanged; BN254: G1 3 % and G2 2 % slower, so off) */
 #ifndef MSM_LAZY_BASE
 #define MSM_LAZY_BASE 0
 #endif
