@@ -395,13 +395,11 @@ static void *synth_main(void *arg)
             p->state = PART_READY;
             pq_push(&e->readyq, (int)p->job->prio, p->seq, p);
             atomic_fetch_add(&e->n_ready, 1);
+            pthread_cond_signal(&e->cv_rq_item);
             if (p->job->prio == PRIO_CRITICAL) {
                 /* also wakes device workers waiting for a device lock (dev_acquire) */
                 atomic_fetch_add(&e->n_ready_crit, 1);
-                pthread_cond_broadcast(&e->cv_rq_item);
                 pthread_cond_broadcast(&e->cv_dev);
-            } else {
-                pthread_cond_signal(&e->cv_rq_item);
             }
         }
         atomic_fetch_sub(&e->n_presynth, 1);
@@ -471,8 +469,7 @@ static void critical_done(engine *e, epart *p, int d)
         return;
     pthread_mutex_lock(&e->rq_mu);
     atomic_fetch_sub(&e->crit_dev[d], 1);
-    pthread_cond_broadcast(&e->cv_rq_item);
-    pthread_cond_broadcast(&e->cv_dev);
+    pthread_cond_broadcast(&e->cv_dev); /* only dev_acquire waits for crit_dev */
     pthread_mutex_unlock(&e->rq_mu);
 }
 
