@@ -14,7 +14,7 @@ mkdir -p "$TMP"
 # twice: level 0 loading each base whole (BN254's build) and reading its coordinates as the
 # addition needs them (MSM_LAZY_BASE, BLS12-381's build)
 for lazy in 0 1; do
-    g++ -std=c++17 -O1 -Wall -Wno-unknown-pragmas -Wno-unused-function -Isrc -Idev/cuda -DMSM_LAZY_BASE=$lazy \
+    g++ -std=c++17 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-function -Isrc -Idev/cuda -DMSM_LAZY_BASE=$lazy \
         -o "$TMP/emu_test" dev/cuda/emu_test.cpp
     echo "== MSM_LAZY_BASE=$lazy"
     "$TMP/emu_test" > "$TMP/emu.txt" 2>&1 || { cat "$TMP/emu.txt"; echo "FAIL: emu_test (MSM_LAZY_BASE=$lazy)"; exit 1; }

@@ -1,9 +1,10 @@
 /* emu_test.cpp - runs the device code (src/gpu/ff.cuh, ec.cuh, and the kernels of ntt.cuh and
- * msm.cuh) on the CPU, with the PTX carry-chain primitives emulated in C and every kernel run
- * one thread per block in a loop (so __syncthreads is trivially satisfied), against the
- * reference in ref.h. The CUB sort is replaced by std::stable_sort. Catches carry, index and
+ * msm.cuh) on the CPU, with the PTX carry-chain primitives emulated in C, against the
+ * reference in ref.h. The MSM kernels run one thread per block in a loop; the NTT kernels,
+ * which keep elements in registers across barriers, run each block's threads as host threads
+ * (emu_block). The CUB sort is replaced by std::stable_sort. Catches carry, index and
  * bucket-logic mistakes without a GPU:
- *   g++ -std=c++17 -O1 -I../../src -I. emu_test.cpp -o emu_test && ./emu_test
+ *   g++ -std=c++17 -O1 -pthread -I../../src -I. emu_test.cpp -o emu_test && ./emu_test
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -168,20 +169,23 @@ static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
 {
     size_t n = (size_t)1 << log_n;
     std::vector<fr> tmp(n);
-    blockDim.x = 1;
-    threadIdx.x = 0;
     for (unsigned s = 0; s < log_n;) {
-        unsigned lo_bits = s < 3 ? s : 3;
-        unsigned k = NTT_GROUP_LOG - lo_bits;
-        if (k > log_n - s)
-            k = log_n - s;
-        size_t blocks = n >> (k + lo_bits);
-        bool first = s == 0, last = s + k == log_n;
+        ntt_group g = ntt_group_at(log_n, s);
+        unsigned bits = g.k + g.lo_bits;
+        size_t blocks = n >> bits;
+        bool first = s == 0, last = s + g.k == log_n;
+        fr *src = first ? a : tmp.data(), *dst = last ? a : tmp.data();
         for (size_t b = 0; b < blocks; b++) {
             blockIdx.x = (unsigned)b;
-            ntt_group_kernel<fr>(first ? a : tmp.data(), last ? a : tmp.data(), tw, log_n, s, k, lo_bits, first);
+            if (bits >= 3)
+                emu_block((unsigned)1 << (bits - 3),
+                          [&] { ntt_group_kernel<fr, 3>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
+            else if (bits == 2)
+                emu_block(1, [&] { ntt_group_kernel<fr, 2>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
+            else
+                emu_block(1, [&] { ntt_group_kernel<fr, 1>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
         }
-        s += k;
+        s += g.k;
     }
 }
 
@@ -190,7 +194,7 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 {
     rfield<4> f;
     f.init(p32);
-    for (unsigned log_n : {1u, 5u, 11u, 14u}) {
+    for (unsigned log_n : {1u, 2u, 3u, 5u, 11u, 12u, 14u, 17u}) {
         size_t n = (size_t)1 << log_n;
         std::vector<fr> a(n), tw(n / 2 + 1);
         fr w, one;
