@@ -3,7 +3,8 @@
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
  * inside shared memory (ntt_group_kernel): stages 0-10 on blocks of 2^11 contiguous elements,
- * then 8 stages at a time on blocks of 8 consecutive columns x 256 strided rows. Inside a
+ * then up to 8 stages at a time on blocks of 8 consecutive columns x 256 strided rows
+ * (ntt_group_at). Inside a
  * group each thread keeps 8 elements in registers and does three stages per round (radix 8),
  * so a round costs one pass through shared memory and one barrier, not three. The first group
  * gathers its input in bit-reversed order straight from the source (each element is one
@@ -11,7 +12,7 @@
  * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
  * from a table tw[t] = omega_n^t, t < n/2, built once per key; stage s (span m = 2^s) reads
  * tw[j * n/(2m)]. Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped); memory
- * traffic (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes. Variable time is irrelevant
+ * traffic (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes (one for log n <= 21). Variable time is irrelevant
  * (no secrets).
  */
 #pragma once
@@ -35,24 +36,56 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     }
 }
 
-/* The groups of stages, one kernel launch each: the first takes stages 0 .. 10, every later
- * one 8 stages on blocks of 8 consecutive columns (lo_bits = 3, runs of 256 bytes). */
+/* The groups of stages, one kernel launch each: the first takes stages 0 .. 10; the rest are
+ * split into as few groups as blocks of 2^11 allow with runs of 8 columns (lo_bits = 3, 256
+ * bytes), evenly; a rest of 9 or 10 stages takes runs of 4 or 2 columns (still whole 32-byte
+ * sectors) rather than a second pass through memory. */
 struct ntt_group {
     unsigned s, k, lo_bits;
 };
 static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 {
     ntt_group g;
+    unsigned rest = log_n - s;
     g.s = s;
-    g.lo_bits = s < 3 ? s : 3;
-    g.k = NTT_GROUP_LOG - g.lo_bits;
-    if (g.k > log_n - s)
-        g.k = log_n - s;
+    if (s == 0) {
+        g.lo_bits = 0;
+        g.k = rest < NTT_GROUP_LOG ? rest : NTT_GROUP_LOG;
+    } else if (rest <= NTT_GROUP_LOG - 1) {
+        g.k = rest;
+        g.lo_bits = NTT_GROUP_LOG - rest < 3 ? NTT_GROUP_LOG - rest : 3;
+    } else {
+        unsigned passes = (rest + NTT_GROUP_LOG - 4) / (NTT_GROUP_LOG - 3);
+        g.k = (rest + passes - 1) / passes;
+        g.lo_bits = 3;
+    }
     return g;
 }
 
 #ifndef NTT_MUL
 #define NTT_MUL mul_sos /* mul_eo measured slower here (more live registers) */
+#endif
+#ifndef NTT_MINB
+#define NTT_MINB 2 /* resident blocks per SM the group kernel's register use must allow */
+#endif
+#ifndef NTT_RADIX_LOG
+#define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
+#endif
+
+/* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
+ * large code) */
+#if NTT_MUL_CALL
+template <class fr>
+__device__ __noinline__ fr ntt_mul(fr a, fr b)
+{
+    return fr::NTT_MUL(a, b);
+}
+#else
+template <class fr>
+__device__ __forceinline__ fr ntt_mul(const fr &a, const fr &b)
+{
+    return fr::NTT_MUL(a, b);
+}
 #endif
 
 /* An element in shared memory: its 16-byte quarters in separate planes of cnt entries, at the
@@ -95,7 +128,7 @@ __device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned
  * bit-reversed order for the first group), the last writes there. The last round's window
  * is the top L bits: its lower bits, already done, are carried without butterflies. */
 template <class fr, int L>
-__global__ __launch_bounds__(256) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
+__global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
                                                         unsigned s, unsigned k, unsigned lo_bits, int bitrev_in)
 {
     extern __shared__ uint4 smem_raw[];
@@ -144,8 +177,9 @@ __global__ __launch_bounds__(256) void ntt_group_kernel(const fr *src, fr *dst, 
                 unsigned e0 = et | (j << pos);
                 fr v = x[j | (1u << u)];
                 if (st != 0) {
-                    size_t J = ((size_t)((e0 >> lo_bits) & ((1u << t) - 1)) << s) | (lo_chunk << lo_bits) | (e0 & lmask);
-                    v = fr::NTT_MUL(v, fr::load(tw + (J << (log_n - 1 - st))));
+                    size_t J = ((size_t)((e0 >> lo_bits) & ((1u << t) - 1)) << s) | (lo_chunk << lo_bits) |
+                               (e0 & lmask);
+                    v = ntt_mul<fr>(v, fr::load(tw + (J << (log_n - 1 - st))));
                 }
                 x[j | (1u << u)] = x[j] - v;
                 x[j] = x[j] + v;
@@ -240,7 +274,8 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         return cudaSuccess;
     const fr *tw = inverse ? p.d_itw : p.d_tw;
     size_t smem_max = ((size_t)1 << NTT_GROUP_LOG) * sizeof(fr);
-    cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr, 3>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const int R = NTT_RADIX_LOG;
+    cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem_max);
     if (e != cudaSuccess)
         return e;
@@ -253,7 +288,10 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         bool first = s == 0, last = s + g.k == log_n;
         const fr *src = first ? d_a : p.d_tmp;
         fr *dst = last ? d_a : p.d_tmp;
-        if (bits >= 3)
+        if (bits >= R)
+            ntt_group_kernel<fr, R><<<(unsigned)blocks, (unsigned)(cnt >> R), cnt * sizeof(fr), st>>>(
+                src, dst, tw, log_n, s, g.k, g.lo_bits, first);
+        else if (bits >= 3)
             ntt_group_kernel<fr, 3><<<(unsigned)blocks, (unsigned)(cnt >> 3), cnt * sizeof(fr), st>>>(
                 src, dst, tw, log_n, s, g.k, g.lo_bits, first);
         else if (bits == 2)
