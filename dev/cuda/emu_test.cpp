@@ -177,13 +177,9 @@ static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
         fr *src = first ? a : tmp.data(), *dst = last ? a : tmp.data();
         for (size_t b = 0; b < blocks; b++) {
             blockIdx.x = (unsigned)b;
-            if (bits >= 3)
-                emu_block((unsigned)1 << (bits - 3),
-                          [&] { ntt_group_kernel<fr, 3>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
-            else if (bits == 2)
-                emu_block(1, [&] { ntt_group_kernel<fr, 2>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
-            else
-                emu_block(1, [&] { ntt_group_kernel<fr, 1>(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
+            unsigned L = g.radix_log();
+            auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
+            emu_block(1u << (bits - L), [&] { kern(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
         }
         s += g.k;
     }

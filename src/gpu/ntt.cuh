@@ -19,6 +19,9 @@
 #include "gpu/ff.cuh"
 
 #define NTT_GROUP_LOG 11 /* elements per shared-memory block: 2^11 (64 KB) */
+#ifndef NTT_RADIX_LOG
+#define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
+#endif
 
 /* table[i] = start * base^i, i < count (64 consecutive entries per thread) */
 template <class fr>
@@ -42,6 +45,10 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
  * sectors) rather than a second pass through memory. */
 struct ntt_group {
     unsigned s, k, lo_bits;
+    unsigned radix_log() const /* the kernel's L: NTT_RADIX_LOG unless the block is smaller */
+    {
+        return k + lo_bits < NTT_RADIX_LOG ? k + lo_bits : NTT_RADIX_LOG;
+    }
 };
 static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 {
@@ -67,9 +74,6 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 #ifndef NTT_MINB
 #define NTT_MINB 2 /* resident blocks per SM the group kernel's register use must allow */
-#endif
-#ifndef NTT_RADIX_LOG
-#define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
 #endif
 
 /* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
@@ -288,16 +292,10 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         bool first = s == 0, last = s + g.k == log_n;
         const fr *src = first ? d_a : p.d_tmp;
         fr *dst = last ? d_a : p.d_tmp;
-        if (bits >= R)
-            ntt_group_kernel<fr, R><<<(unsigned)blocks, (unsigned)(cnt >> R), cnt * sizeof(fr), st>>>(
-                src, dst, tw, log_n, s, g.k, g.lo_bits, first);
-        else if (bits >= 3)
-            ntt_group_kernel<fr, 3><<<(unsigned)blocks, (unsigned)(cnt >> 3), cnt * sizeof(fr), st>>>(
-                src, dst, tw, log_n, s, g.k, g.lo_bits, first);
-        else if (bits == 2)
-            ntt_group_kernel<fr, 2><<<1, 1, cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, g.k, g.lo_bits, first);
-        else
-            ntt_group_kernel<fr, 1><<<1, 1, cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, g.k, g.lo_bits, first);
+        unsigned L = g.radix_log();
+        auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
+        kern<<<(unsigned)blocks, (unsigned)(cnt >> L), cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, g.k, g.lo_bits,
+                                                                             first);
         s += g.k;
     }
     return cudaGetLastError();
