@@ -259,7 +259,7 @@ static fr fr_table(const void *sym, unsigned k)
 
 static void ntt_test(const rfield<4> &f, unsigned max_log)
 {
-    for (unsigned log_n = 4; log_n <= max_log; log_n += (log_n < 20 ? 4 : 1)) {
+    for (unsigned log_n = 4; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
         size_t n = (size_t)1 << log_n;
         ntt_plan<fr> p;
         p.log_n = log_n;

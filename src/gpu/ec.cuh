@@ -122,16 +122,6 @@ struct xyzz_t {
     /* the rest of madd-2008-s from P = U2 - X1 and R = S2 - Y1 (P nonzero) */
     FF_INLINE void madd_finish(const F &pp_, const F &r)
     {
-#if EC_MADD_EARLY
-        /* each product as soon as its inputs exist, so PP dies after Q and X1 with it */
-        F pp = pp_.sqr();
-        F ppp = pp_ * pp;
-        zz = zz * pp;
-        F q = x * pp;
-        zzz = zzz * ppp;
-        x = r.sqr() - ppp - q.dbl();
-        y = r * (q - x) - y * ppp;
-#else
         F pp = pp_.sqr();
         F ppp = pp_ * pp;
         F q = x * pp;
@@ -140,7 +130,6 @@ struct xyzz_t {
         x = x3;
         zz = zz * pp;
         zzz = zzz * ppp;
-#endif
     }
 
     /* a field element read from memory again (not merged with an earlier read of it, which
