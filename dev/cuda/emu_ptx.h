@@ -3,7 +3,10 @@
  * and the PTX carry-chain primitives of ff.cuh emulated in C with one global carry flag (set by
  * the .cc forms, read by the c forms). Included first by emu_test.cpp and fb_emu.cpp. */
 #pragma once
+#include <pthread.h>
 #include <stdint.h>
+#include <thread>
+#include <vector>
 
 #define FF_HOST_EMU 1
 #define __device__
@@ -36,14 +39,46 @@ static inline unsigned long long __brevll(unsigned long long v)
         r |= ((v >> i) & 1ull) << (63 - i);
     return r;
 }
-static inline void __syncthreads() {}
-
 struct emu_dim {
     unsigned x, y, z;
 };
-[[maybe_unused]] static emu_dim blockIdx, threadIdx, blockDim, gridDim;
+[[maybe_unused]] static emu_dim blockIdx, blockDim, gridDim;
+[[maybe_unused]] static thread_local emu_dim threadIdx;
 
-static unsigned g_cf; /* the emulated carry flag */
+/* A block of one thread runs on the calling thread (barriers are no-ops); emu_block runs a
+ * block of n threads as n host threads with a real barrier. */
+static pthread_barrier_t g_emu_bar;
+static unsigned g_emu_threads = 1;
+static inline void __syncthreads()
+{
+    if (g_emu_threads > 1)
+        pthread_barrier_wait(&g_emu_bar);
+}
+template <class F>
+static void emu_block(unsigned n, F fn)
+{
+    blockDim.x = n;
+    if (n == 1) {
+        threadIdx.x = 0;
+        fn();
+        return;
+    }
+    g_emu_threads = n;
+    pthread_barrier_init(&g_emu_bar, nullptr, n);
+    std::vector<std::thread> th;
+    for (unsigned i = 0; i < n; i++)
+        th.emplace_back([&fn, i] {
+            threadIdx.x = i;
+            fn();
+        });
+    for (auto &t : th)
+        t.join();
+    pthread_barrier_destroy(&g_emu_bar);
+    g_emu_threads = 1;
+    blockDim.x = 1;
+}
+
+static thread_local unsigned g_cf; /* the emulated carry flag */
 static inline uint32_t emu_add(uint64_t v, bool setcf)
 {
     if (setcf)

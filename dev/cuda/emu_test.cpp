@@ -1,9 +1,10 @@
 /* emu_test.cpp - runs the device code (src/gpu/ff.cuh, ec.cuh, and the kernels of ntt.cuh and
- * msm.cuh) on the CPU, with the PTX carry-chain primitives emulated in C and every kernel run
- * one thread per block in a loop (so __syncthreads is trivially satisfied), against the
- * reference in ref.h. The CUB sort is replaced by std::stable_sort. Catches carry, index and
+ * msm.cuh) on the CPU, with the PTX carry-chain primitives emulated in C, against the
+ * reference in ref.h. The MSM kernels run one thread per block in a loop; the NTT kernels,
+ * which keep elements in registers across barriers, run each block's threads as host threads
+ * (emu_block). The CUB sort is replaced by std::stable_sort. Catches carry, index and
  * bucket-logic mistakes without a GPU:
- *   g++ -std=c++17 -O1 -I../../src -I. emu_test.cpp -o emu_test && ./emu_test
+ *   g++ -std=c++17 -O1 -pthread -I../../src -I. emu_test.cpp -o emu_test && ./emu_test
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -168,29 +169,30 @@ static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
 {
     size_t n = (size_t)1 << log_n;
     std::vector<fr> tmp(n);
-    blockDim.x = 1;
-    threadIdx.x = 0;
     for (unsigned s = 0; s < log_n;) {
-        unsigned lo_bits = s < 3 ? s : 3;
-        unsigned k = NTT_GROUP_LOG - lo_bits;
-        if (k > log_n - s)
-            k = log_n - s;
-        size_t blocks = n >> (k + lo_bits);
-        bool first = s == 0, last = s + k == log_n;
+        ntt_group g = ntt_group_at(log_n, s);
+        unsigned bits = g.k + g.lo_bits;
+        size_t blocks = n >> bits;
+        bool first = s == 0, last = s + g.k == log_n;
+        fr *src = first ? a : tmp.data(), *dst = last ? a : tmp.data();
         for (size_t b = 0; b < blocks; b++) {
             blockIdx.x = (unsigned)b;
-            ntt_group_kernel<fr>(first ? a : tmp.data(), last ? a : tmp.data(), tw, log_n, s, k, lo_bits, first);
+            unsigned L = g.radix_log();
+            auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
+            emu_block(1u << (bits - L), [&] { kern(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
         }
-        s += k;
+        s += g.k;
     }
 }
 
 template <class fr>
-static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roots)[8])
+static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roots)[8], unsigned max_log)
 {
     rfield<4> f;
     f.init(p32);
-    for (unsigned log_n : {1u, 5u, 11u, 14u}) {
+    for (unsigned log_n : {1u, 2u, 3u, 5u, 11u, 12u, 14u, 17u, 20u}) {
+        if (log_n > max_log)
+            break;
         size_t n = (size_t)1 << log_n;
         std::vector<fr> a(n), tw(n / 2 + 1);
         fr w, one;
@@ -369,20 +371,26 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     }
 }
 
-int main()
+/* no argument: everything; "msm": the point and MSM tests only (what MSM_LAZY_BASE changes) */
+int main(int argc, char **argv)
 {
-    field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
-    field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
-    field_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 Fq2", BN254_FQ_P);
-    field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
-    field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
-    field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
+    bool all = argc < 2 || strcmp(argv[1], "msm") != 0;
+    if (all) {
+        field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
+        field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
+        field_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 Fq2", BN254_FQ_P);
+        field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
+        field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
+        field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
+    }
     ec_test<fp_t<bn_fq>, 4, 1>("BN254 G1", BN254_FQ_P, 3);
     ec_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, 4);
     ec_test<fp_t<bls_fq>, 6, 1>("BLS12-381 G1", BLS12_381_FQ_P, 4);
     ec_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 G2", BLS12_381_FQ_P, 4);
-    ntt_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P, BN254_FR_ROOTS);
-    ntt_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P, BLS12_381_FR_ROOTS);
+    if (all) { /* 2^20: the second group's runs of 4 columns (ntt_group_at) */
+        ntt_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P, BN254_FR_ROOTS, 20);
+        ntt_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P, BLS12_381_FR_ROOTS, 17);
+    }
     msm_test<fp_t<bn_fq>, 4, 1>("BN254 G1", BN254_FQ_P, BN254_FR_P, 254, 3);
     msm_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, BN254_FR_P, 254, 4);
     msm_test<fp_t<bls_fq>, 6, 1>("BLS12-381 G1", BLS12_381_FQ_P, BLS12_381_FR_P, 255, 4);

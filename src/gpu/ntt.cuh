@@ -2,20 +2,26 @@
  * Groth16 h computation (FORMATS.md section 4, steps 1-3).
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
- * inside shared memory (ntt_group_kernel); the first group gathers its input in bit-reversed
- * order straight from the source (each element is one 32-byte sector, so the gather wastes
- * no DRAM bandwidth) and writes to a scratch array, the last group writes back, so the
- * bit-reversal permutation costs no pass of its own:
- * stages 0-10 on blocks of 2^11 contiguous elements, then 8 stages at a time on blocks of
- * 8 consecutive columns x 256 strided rows. Twiddles come from a table tw[t] = omega_n^t,
- * t < n/2, built once per key; stage s (span m = 2^s) reads tw[j * n/(2m)]. Cost: n/2 log n
- * multiplies; memory traffic about (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes
- * plus the permutation. Variable time is irrelevant (no secrets).
+ * inside shared memory (ntt_group_kernel): stages 0-10 on blocks of 2^11 contiguous elements,
+ * then up to 8 stages at a time on blocks of 8 consecutive columns x 256 strided rows
+ * (ntt_group_at). Inside a
+ * group each thread keeps 8 elements in registers and does three stages per round (radix 8),
+ * so a round costs one pass through shared memory and one barrier, not three. The first group
+ * gathers its input in bit-reversed order straight from the source (each element is one
+ * 32-byte sector, so the gather wastes no DRAM bandwidth) into a scratch array and the last
+ * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
+ * from a table tw[t] = omega_n^t, t < n/2, built once per key; stage s (span m = 2^s) reads
+ * tw[j * n/(2m)]. Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped); memory
+ * traffic (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes (one for log n <= 21). Variable time is irrelevant
+ * (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
 
 #define NTT_GROUP_LOG 11 /* elements per shared-memory block: 2^11 (64 KB) */
+#ifndef NTT_RADIX_LOG
+#define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
+#endif
 
 /* table[i] = start * base^i, i < count (64 consecutive entries per thread) */
 template <class fr>
@@ -33,50 +39,170 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     }
 }
 
-/* Stages s .. s+k-1 in shared memory. Index bits of an element: hi | mid (k bits) | lo
- * (s bits). A block takes one hi and 2^lo_bits consecutive lo values (lo_bits <= s, so
- * global accesses come in runs of 2^lo_bits elements) and all 2^k mid values, and does
- * the k stages among them: 2^(k + lo_bits) elements, at most 2^NTT_GROUP_LOG. Stage st
- * pairs mid bit st - s; its twiddle is tw[j * n / 2^(st+1)] with j = index mod 2^st. */
+/* The groups of stages, one kernel launch each: the first takes stages 0 .. 10; the rest are
+ * split into as few groups as blocks of 2^11 allow with runs of 8 columns (lo_bits = 3, 256
+ * bytes), evenly; a rest of 9 or 10 stages takes runs of 4 or 2 columns (still whole 32-byte
+ * sectors) rather than a second pass through memory. */
+struct ntt_group {
+    unsigned s, k, lo_bits;
+    unsigned radix_log() const /* the kernel's L: NTT_RADIX_LOG unless the block is smaller */
+    {
+        return k + lo_bits < NTT_RADIX_LOG ? k + lo_bits : NTT_RADIX_LOG;
+    }
+};
+static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
+{
+    ntt_group g;
+    unsigned rest = log_n - s;
+    g.s = s;
+    if (s == 0) {
+        g.lo_bits = 0;
+        g.k = rest < NTT_GROUP_LOG ? rest : NTT_GROUP_LOG;
+    } else if (rest <= NTT_GROUP_LOG - 1) {
+        g.k = rest;
+        g.lo_bits = NTT_GROUP_LOG - rest < 3 ? NTT_GROUP_LOG - rest : 3;
+    } else {
+        unsigned passes = (rest + NTT_GROUP_LOG - 4) / (NTT_GROUP_LOG - 3);
+        g.k = (rest + passes - 1) / passes;
+        g.lo_bits = 3;
+    }
+    return g;
+}
+
+#ifndef NTT_MUL
+#define NTT_MUL mul_sos /* mul_eo measured slower here (more live registers) */
+#endif
+#ifndef NTT_MINB
+#define NTT_MINB 2 /* resident blocks per SM the group kernel's register use must allow */
+#endif
+
+/* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
+ * large code) */
+#if NTT_MUL_CALL
 template <class fr>
-__global__ __launch_bounds__(512) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
+__device__ __noinline__ fr ntt_mul(fr a, fr b)
+{
+    return fr::NTT_MUL(a, b);
+}
+#else
+template <class fr>
+__device__ __forceinline__ fr ntt_mul(const fr &a, const fr &b)
+{
+    return fr::NTT_MUL(a, b);
+}
+#endif
+
+/* An element in shared memory: its 16-byte quarters in separate planes of cnt entries, at the
+ * position e ^ ((e >> 3) & 7). Every window of ntt_group_kernel then has the 8 threads of a
+ * quarter warp touch 8 distinct 16-byte bank groups: with thread bits on e's bits 0-2 the
+ * positions differ in bits 0-2; with thread bits on e's bits 3-5 (the first group's first
+ * round) the swizzle moves them there; the windows at bits 1 and 2 mix both. */
+template <class fr>
+__device__ __forceinline__ void ntt_sm_put(uint4 *sm, unsigned cnt, unsigned e, const fr &x)
+{
+    unsigned p = e ^ ((e >> 3) & 7);
+#pragma unroll
+    for (int h = 0; h < fr::N / 4; h++)
+        sm[h * cnt + p] = make_uint4(x.v[4 * h], x.v[4 * h + 1], x.v[4 * h + 2], x.v[4 * h + 3]);
+}
+template <class fr>
+__device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned e)
+{
+    unsigned p = e ^ ((e >> 3) & 7);
+    fr x;
+#pragma unroll
+    for (int h = 0; h < fr::N / 4; h++) {
+        uint4 q = sm[h * cnt + p];
+        x.v[4 * h] = q.x, x.v[4 * h + 1] = q.y, x.v[4 * h + 2] = q.z, x.v[4 * h + 3] = q.w;
+    }
+    return x;
+}
+
+/* Stages s .. s+k-1 of one group. Index bits of an element: hi | mid (k bits) | lo (s bits).
+ * A block takes one hi, 2^lo_bits consecutive lo values (lo_bits <= s, so global accesses
+ * come in runs of 2^lo_bits elements) and all 2^k mid values: cnt = 2^B elements, B = k +
+ * lo_bits <= NTT_GROUP_LOG, numbered e = mid << lo_bits | lo. Stage t pairs e's bit lo_bits
+ * + t; its twiddle is tw[J * n / 2^(s+t+1)], J = (mid mod 2^t) << s | lo.
+ *
+ * Each of the 2^(B-L) threads holds 2^L elements in registers and does the stages in rounds
+ * of L (radix 2^L): a round's window is L consecutive bits of e, the thread's elements are
+ * the 2^L values of those bits, its other bits come from the thread index (low bits first,
+ * so neighbouring threads touch neighbouring elements). Between rounds the elements go
+ * through shared memory (one barrier); the first round reads from global memory (in
+ * bit-reversed order for the first group), the last writes there. The last round's window
+ * is the top L bits: its lower bits, already done, are carried without butterflies. */
+template <class fr, int L>
+__global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
                                                         unsigned s, unsigned k, unsigned lo_bits, int bitrev_in)
 {
     extern __shared__ uint4 smem_raw[];
-    fr *sm = (fr *)smem_raw;
+    const unsigned E = 1u << L;
+    unsigned B = k + lo_bits, cnt = 1u << B;
     unsigned chunks_log = s - lo_bits;
     size_t b = blockIdx.x;
     size_t lo_chunk = b & (((size_t)1 << chunks_log) - 1);
     size_t hi = b >> chunks_log;
-    unsigned cnt = 1u << (k + lo_bits);
     unsigned lmask = (1u << lo_bits) - 1;
     size_t base = (hi << (s + k)) | (lo_chunk << lo_bits);
-    if (bitrev_in) { /* s = 0, lo_bits = 0: element e of the block is index base + e */
-        for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
-            sm[e] = src[__brevll((unsigned long long)(base + e)) >> (64 - log_n)];
-    } else {
-        for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
-            sm[e] = src[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)];
-    }
-    __syncthreads();
-    for (unsigned t = 0; t < k; t++) {
-        unsigned st = s + t;
-        unsigned m = 1u << t;
-        for (unsigned q = threadIdx.x; q < cnt / 2; q += blockDim.x) {
-            unsigned l = q & lmask, p = q >> lo_bits;
-            unsigned jm = p & (m - 1);
-            unsigned mid0 = ((p >> t) << (t + 1)) | jm;
-            unsigned e0 = (mid0 << lo_bits) | l, e1 = ((mid0 + m) << lo_bits) | l;
-            size_t j = ((size_t)jm << s) | (lo_chunk << lo_bits) | l;
-            fr w = tw[j << (log_n - 1 - st)];
-            fr u = sm[e0], v = fr::mul_sos(sm[e1], w); /* mul_eo measured 4% slower here */
-            sm[e0] = u + v;
-            sm[e1] = u - v;
+    unsigned tid = threadIdx.x;
+    fr x[E];
+    unsigned t0 = 0, pos;
+    for (;;) {
+        /* window bits [pos, pos + L); butterflies on its local bits u0 .. L-1 */
+        unsigned u0 = 0;
+        pos = lo_bits + t0;
+        if (pos + L > B) {
+            u0 = pos + L - B;
+            pos = B - L;
         }
+        unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
+        if (t0 == 0) {
+#pragma unroll
+            for (unsigned j = 0; j < E; j++) {
+                unsigned e = et | (j << pos);
+                size_t g = bitrev_in ? (size_t)(__brevll((unsigned long long)(base + e)) >> (64 - log_n))
+                                     : base + ((size_t)(e >> lo_bits) << s) + (e & lmask);
+                x[j] = fr::load(src + g);
+            }
+        } else {
+#pragma unroll
+            for (unsigned j = 0; j < E; j++)
+                x[j] = ntt_sm_get<fr>(smem_raw, cnt, et | (j << pos));
+        }
+#pragma unroll
+        for (unsigned u = 0; u < (unsigned)L; u++) {
+            if (u < u0)
+                continue;
+            unsigned t = pos + u - lo_bits, st = s + t;
+#pragma unroll
+            for (unsigned j = 0; j < E; j++) {
+                if (j & (1u << u))
+                    continue;
+                unsigned e0 = et | (j << pos);
+                fr v = x[j | (1u << u)];
+                if (st != 0) {
+                    size_t J = ((size_t)((e0 >> lo_bits) & ((1u << t) - 1)) << s) | (lo_chunk << lo_bits) |
+                               (e0 & lmask);
+                    v = ntt_mul<fr>(v, fr::load(tw + (J << (log_n - 1 - st))));
+                }
+                x[j | (1u << u)] = x[j] - v;
+                x[j] = x[j] + v;
+            }
+        }
+        t0 += L - u0;
+        if (t0 >= k)
+            break;
+#pragma unroll
+        for (unsigned j = 0; j < E; j++)
+            ntt_sm_put<fr>(smem_raw, cnt, et | (j << pos), x[j]);
         __syncthreads();
     }
-    for (unsigned e = threadIdx.x; e < cnt; e += blockDim.x)
-        dst[base + ((size_t)(e >> lo_bits) << s) + (e & lmask)] = sm[e];
+    unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
+#pragma unroll
+    for (unsigned j = 0; j < E; j++) {
+        unsigned e = et | (j << pos);
+        x[j].store(dst + base + ((size_t)(e >> lo_bits) << s) + (e & lmask));
+    }
 }
 
 /* a[i] *= b[i] */
@@ -152,26 +278,25 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         return cudaSuccess;
     const fr *tw = inverse ? p.d_itw : p.d_tw;
     size_t smem_max = ((size_t)1 << NTT_GROUP_LOG) * sizeof(fr);
-    cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const int R = NTT_RADIX_LOG;
+    cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)smem_max);
     if (e != cudaSuccess)
         return e;
     for (unsigned s = 0; s < log_n;) {
-        unsigned lo_bits = s < 3 ? s : 3;
-        unsigned k = NTT_GROUP_LOG - lo_bits;
-        if (k > log_n - s)
-            k = log_n - s;
-        unsigned cnt = 1u << (k + lo_bits);
-        unsigned threads = cnt / 2 < 512 ? cnt / 2 : 512;
-        size_t blocks = n >> (k + lo_bits);
+        ntt_group g = ntt_group_at(log_n, s);
+        unsigned bits = g.k + g.lo_bits;
+        size_t cnt = (size_t)1 << bits, blocks = n >> bits;
         /* one group: a single block, which reads everything before it writes: in place.
            Otherwise a -> tmp (gathering), tmp in place, last group tmp -> a. */
-        bool first = s == 0, last = s + k == log_n;
+        bool first = s == 0, last = s + g.k == log_n;
         const fr *src = first ? d_a : p.d_tmp;
         fr *dst = last ? d_a : p.d_tmp;
-        ntt_group_kernel<fr>
-            <<<(unsigned)blocks, threads, cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, k, lo_bits, first);
-        s += k;
+        unsigned L = g.radix_log();
+        auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
+        kern<<<(unsigned)blocks, (unsigned)(cnt >> L), cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, g.k, g.lo_bits,
+                                                                             first);
+        s += g.k;
     }
     return cudaGetLastError();
 }
