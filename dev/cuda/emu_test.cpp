@@ -226,9 +226,10 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 
 /* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
 template <class F>
-static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits)
+static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits,
+                    unsigned c_force = 0)
 {
-    msm_shape s = msm_shape_of(n, bits);
+    msm_shape s = msm_shape_of(n, bits, c_force);
     std::vector<uint32_t> keys(s.entries), vals(s.entries);
     std::vector<xyzz_t<F>> buckets(s.nbuckets), ppt[2] = {std::vector<xyzz_t<F>>(s.slots0),
                                                             std::vector<xyzz_t<F>>(s.slots0)};
@@ -285,18 +286,37 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         nslots = 2 * th;
         cur = nxt;
     }
+    std::vector<xyzz_t<F>> sums((size_t)s.nwin << s.c2), groups2((size_t)s.nwin * s.groups2);
+    memset(sums.data(), 0, sums.size() * sizeof(sums[0]));
     for (size_t t = 0; t < (size_t)s.nwin * s.groups; t++) {
         blockIdx.x = (unsigned)t;
-        msm_bucket_reduce_kernel<F>(groups.data(), buckets.data(), s.c, s.nwin, s.groups);
+        msm_bucket_sums_kernel<F>(groups.data(), sums.data(), buckets.data(), s.c, s.nwin, s.groups, s.c2);
     }
     for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
         for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
             blockIdx.x = (unsigned)t;
             msm_group_pairs_kernel<F>(groups.data(), s.nwin, stride, s.groups);
         }
+    if (s.groups > 1) {
+        for (size_t t = 0; t < (size_t)s.nwin * s.groups2; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_bucket_reduce_kernel<F>(groups2.data(), sums.data(), s.c2, s.nwin, s.groups2);
+        }
+        for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
+            for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
+                blockIdx.x = (unsigned)t;
+                msm_group_pairs_kernel<F>(groups2.data(), s.nwin, stride, s.groups2);
+            }
+        for (size_t t = 0; t < s.nwin; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_window_join_kernel<F>(groups.data(), groups2.data(), s.nwin, s.groups, s.groups2,
+                                      s.c - 1 - msm_log2(s.groups));
+        }
+    }
     blockIdx.x = 0;
     msm_final_kernel<F>(out, groups.data(), s.c, s.nwin, s.groups);
-    printf("    (n=%zu c=%u windows=%u partial levels=%d) ", n, s.c, s.nwin, levels);
+    printf("    (n=%zu c=%u windows=%u partial levels=%d groups=%u+%u) ", n, s.c, s.nwin, levels, s.groups,
+           s.groups2);
 }
 
 template <class F, int L, int E>
@@ -327,12 +347,14 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
             k++;
     }
     memset(&pts[3 * 2 * W], 0, 2 * W * 8); /* an infinity */
-    for (int kind = 0; kind < 3; kind++) {
+    /* kind 3: random scalars with 12-bit windows (2048 buckets a window: both reductions
+       have many groups) */
+    for (int kind = 0; kind < 4; kind++) {
         size_t n = kind == 0 ? 700 : 3000;
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
             memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
-            if (kind == 0)
+            if (kind == 0 || kind == 3)
                 rand_below<4>(&sc[4 * i], fr_.p);
             else if (kind == 1)
                 sc[4 * i] = 1;
@@ -348,8 +370,10 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
             }
         }
         uint64_t jac[3 * W];
-        printf("%-16s MSM %s", name, kind == 0 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
-        emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits);
+        printf("%-16s MSM %s", name,
+               kind == 0 || kind == 3 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
+        emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
+                   kind == 3 ? 12 : 0);
         std::vector<uint64_t> agg(5 * K, 0);
         for (size_t i = 0; i < n; i++)
             ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);

@@ -409,11 +409,13 @@ static void msm_phases(const msm_shape &s, const msm_scratch<F> &scr, const uint
 template <class F, int E>
 static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &pts, size_t K,
                      std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit,
-                     unsigned c_force = 0, bool phases = false)
+                     unsigned c_force = 0, bool phases = false, unsigned chunk_force = 0)
 {
     const int W = QL * E;
     rcurve<QL, E> C{{&fqr}};
     msm_shape s = msm_shape_of(n, FR_BITS, c_force);
+    if (chunk_force)
+        msm_shape_set_chunk(s, chunk_force);
     size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
     uint8_t *d_scr, *d_bases;
     uint32_t *d_sc;
@@ -452,8 +454,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     C.to_affine(ax, ay, acc);
     C.to_affine(bx, by, g);
     bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
-    printf("check MSM %s n=%zu %s (c=%u, %u windows): %s\n", E == 1 ? "G1" : "G2", n, label, s.c, s.nwin,
-           ok ? "ok" : "FAIL");
+    printf("check MSM %s n=%zu %s (c=%u, %u windows, chunk %u): %s\n", E == 1 ? "G1" : "G2", n, label, s.c, s.nwin,
+           s.chunk0, ok ? "ok" : "FAIL");
     g_fail |= !ok;
     if (timeit) {
         float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
@@ -471,7 +473,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     }
     if (phases) {
         char what[96];
-        snprintf(what, sizeof what, "MSM %s n=%zu %s ", E == 1 ? "G1" : "G2", n, label);
+        snprintf(what, sizeof what, "MSM %s n=%zu %s chunk=%u ", E == 1 ? "G1" : "G2", n, label, s.chunk0);
         msm_phases<F>(s, scr, d_bases, d_sc, what);
     }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
@@ -554,6 +556,21 @@ static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
     }
 }
 
+/* window bits and level-0 chunk: checked, timed and split by phase at 2^lg random scalars */
+template <class F, int E>
+static void msm_sweep(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg, std::vector<unsigned> cs,
+                      std::vector<unsigned> chunks)
+{
+    const size_t K = 256, n = (size_t)1 << lg;
+    std::vector<uint64_t> pts, sc(n * 4);
+    make_points<E>(pts, K, fqr);
+    for (size_t i = 0; i < n; i++)
+        rand_below<4>(&sc[i * 4], frr.p);
+    for (unsigned c : cs)
+        for (unsigned ch : chunks)
+            msm_case<F, E>("random", n, pts, K, sc, frr, fqr, true, c, true, ch);
+}
+
 /* Timing only: n distinct bases with random coordinates below p (off the curve: the addition
  * formulas cost the same on any coordinates, and the result is not checked), so the level-0
  * gathers miss the caches as a resident proving key's do; the checked cases above reuse
@@ -625,7 +642,7 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 int main(int argc, char **argv)
 {
     bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
-         distinct = false;
+         distinct = false, sweep = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -641,6 +658,8 @@ int main(int argc, char **argv)
             one = true;
         else if (!strcmp(argv[i], "distinct"))
             distinct = true;
+        else if (!strcmp(argv[i], "sweep"))
+            sweep = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -671,6 +690,12 @@ int main(int argc, char **argv)
         msm_distinct<fq, 1>(frr, fqr, 24);
         msm_distinct<fq2, 2>(frr, fqr, 22);
     }
+    if (sweep) {
+        msm_sweep<fq, 1>(frr, fqr, 22, {16, 18}, {32, 128});
+        msm_sweep<fq, 1>(frr, fqr, 24, {16, 18, 20}, {32, 128, 256});
+        msm_sweep<fq2, 2>(frr, fqr, 22, {16, 18}, {32, 128});
+        msm_sweep<fq2, 2>(frr, fqr, 24, {16, 18, 20}, {32, 128});
+    }
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);
         msm_prof_run<fq2, 2>(frr, fqr, 22);
@@ -680,7 +705,7 @@ int main(int argc, char **argv)
         msm_test<fq2, 2>(frr, fqr, big);
     }
 #else
-    (void)one, (void)distinct, (void)prof, (void)do_msm;
+    (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep;
 #endif
     printf("%s\n", g_fail ? "LAB FAILED" : "LAB OK");
     return g_fail;

@@ -20,10 +20,15 @@
  *     throughput, take shorter chunks (MSM_CHUNK_SMALL) and fewer buckets per reduction
  *     thread (MSM_GROUP_BUCKETS_SMALL).
  *     Scalar-one points are therefore summed by plain balanced batched addition.
- *  4. buckets -> windows: window w's sum_b b * B_b is split over groups of at most
- *     s.group_buckets buckets, one thread each, doing a running sum over its bucket range
- *     and a small multiple for its offset; the groups are added pairwise; the host (or a
- *     last thread) combines windows by Horner (c doublings each).
+ *  4. buckets -> windows: window w's sum_b b * B_b is split over G groups of per = 2^(c-1)/G
+ *     buckets, one thread each, which runs over its range [lo, lo + per) from the top and
+ *     keeps A_g = sum (b - lo + 1) B_b and S_g = sum B_b (two additions per bucket). Then
+ *     sum_b b B_b = sum_g A_g + per * sum_g g S_g: the A_g are added pairwise, and the S_g are
+ *     buckets 1..G-1 of a second, smaller reduction of the same form (s.c2 bits, s.groups2
+ *     threads, each adding its offset (lo - 1) times its range sum by double-and-add, which
+ *     at this size costs little); one thread per window adds per * that (log2(per)
+ *     doublings) to sum_g A_g. The host (or a last thread) combines windows by Horner
+ *     (c doublings each).
  */
 #pragma once
 #ifndef FF_HOST_EMU
@@ -34,7 +39,9 @@
 
 #include "gpu/ec.cuh"
 
+#ifndef MSM_CHUNK
 #define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
+#endif
 #define MSM_CHUNK_SMALL 8 /* the same for at most MSM_SMALL_ENTRIES entries */
 #define MSM_SMALL_ENTRIES ((size_t)1 << 21)
 #define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
@@ -75,6 +82,17 @@ static inline unsigned msm_window_bits(size_t n)
     return (unsigned)c;
 }
 
+/* reduction threads per window for 2^(c-1) buckets (a power of two): as few as keep at most
+   MSM_GROUP_BUCKETS(_SMALL) buckets per thread */
+static inline unsigned msm_group_buckets(unsigned c) { return c <= 10 ? MSM_GROUP_BUCKETS_SMALL : MSM_GROUP_BUCKETS; }
+static inline unsigned msm_groups_for(unsigned c)
+{
+    unsigned g = 1;
+    while (g * msm_group_buckets(c) < (1u << (c - 1)) && g < 65536)
+        g *= 2;
+    return g;
+}
+
 struct msm_shape {
     size_t n;          /* points */
     unsigned c;        /* window bits */
@@ -85,8 +103,9 @@ struct msm_shape {
     size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / chunk0) */
     size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
     size_t nbuckets;   /* nwin << c */
-    unsigned groups;   /* reduction threads per window (power of two) */
-    unsigned group_buckets; /* buckets per reduction thread, at most */
+    unsigned groups;   /* reduction threads per window (power of two), G */
+    unsigned c2;       /* bits of the second reduction's bucket index (log2 G + 1; 0: G = 1) */
+    unsigned groups2;  /* its threads per window */
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
 
@@ -106,12 +125,24 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin << s.c;
     s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
-    /* as few groups as keep group_buckets per thread: fewer pairwise launches when c is small */
-    s.group_buckets = s.c <= 10 ? MSM_GROUP_BUCKETS_SMALL : MSM_GROUP_BUCKETS;
-    s.groups = 1;
-    while (s.groups * s.group_buckets < (1u << (s.c - 1)) && s.groups < 65536)
-        s.groups *= 2;
+    s.groups = msm_groups_for(s.c);
+    s.c2 = 0;
+    s.groups2 = 1;
+    if (s.groups > 1) {
+        while ((1u << s.c2) < s.groups)
+            s.c2++;
+        s.c2++;
+        s.groups2 = msm_groups_for(s.c2);
+    }
     return s;
+}
+
+/* level-0 chunk other than the default (a benchmark knob): the partial slots follow it */
+static inline void msm_shape_set_chunk(msm_shape &s, unsigned chunk0)
+{
+    s.chunk0 = chunk0;
+    s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
+    s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
 }
 
 /* device scratch of one MSM, carved from one allocation (msm_scratch_size bytes) */
@@ -127,7 +158,9 @@ struct msm_scratch {
     uint32_t *nsel;                /* 1 counter */
     void *sel_tmp;
     size_t sel_tmp_bytes;
-    xyzz_t<F> *groups;             /* nwin * groups */
+    xyzz_t<F> *groups;             /* nwin * groups: A_g, then the window sums */
+    xyzz_t<F> *sums;               /* nwin << c2: S_g, buckets of the second reduction */
+    xyzz_t<F> *groups2;            /* nwin * groups2 */
     uint8_t *result;               /* one Jacobian point */
 };
 
@@ -165,6 +198,8 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(sel_tmp, sel_bytes);
     t.sel_tmp_bytes = sel_bytes;
     MSM_CARVE(groups, (size_t)s.nwin * s.groups * sizeof(xyzz_t<F>));
+    MSM_CARVE(sums, ((size_t)s.nwin << s.c2) * sizeof(xyzz_t<F>));
+    MSM_CARVE(groups2, (size_t)s.nwin * s.groups2 * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
 #undef MSM_CARVE
     if (o)
@@ -174,7 +209,7 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
 
 #endif
 
-/* bits [off, off+c) of a 256-bit little-endian scalar (c <= 16) */
+/* bits [off, off+c) of a 256-bit little-endian scalar (c <= 31) */
 static __device__ __forceinline__ uint32_t msm_bits(const uint32_t *s, unsigned off, unsigned c)
 {
     unsigned w = off >> 5, b = off & 31;
@@ -322,6 +357,53 @@ __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *group
     acc.store(groups + t);
 }
 
+/* thread (w, g) of G = ngroups: over its per = 2^(c-1)/G buckets from lo = 1 + g per,
+   A_g = sum (b - lo + 1) B_b into groups[t] and S_g = sum B_b into sums[(w << c2) + g] */
+template <class F>
+__global__ __launch_bounds__(128) void msm_bucket_sums_kernel(xyzz_t<F> *groups, xyzz_t<F> *sums,
+                                                              const xyzz_t<F> *buckets, unsigned c, unsigned nwin,
+                                                              unsigned ngroups, unsigned c2)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= (size_t)nwin * ngroups)
+        return;
+    unsigned w = (unsigned)(t / ngroups), g = (unsigned)(t % ngroups);
+    uint32_t per = (1u << (c - 1)) / ngroups, lo = 1 + g * per;
+    xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
+    const xyzz_t<F> *wb = buckets + ((size_t)w << c);
+    for (uint32_t b = lo + per - 1; b >= lo; b--) {
+        run.add(xyzz_t<F>::load(wb + b));
+        acc.add(run);
+    }
+    acc.store(groups + t);
+    run.store(sums + ((size_t)w << c2) + g);
+}
+
+/* window w: groups[w G] (sum_g A_g) += 2^dbls * groups2[w G2] (sum_g g S_g) */
+template <class F>
+__global__ __launch_bounds__(128) void msm_window_join_kernel(xyzz_t<F> *groups, const xyzz_t<F> *groups2,
+                                                              unsigned nwin, unsigned ngroups, unsigned ngroups2,
+                                                              unsigned dbls)
+{
+    size_t w = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= nwin)
+        return;
+    xyzz_t<F> u = xyzz_t<F>::load(groups2 + w * ngroups2);
+    for (unsigned k = 0; k < dbls; k++)
+        u.dbl();
+    xyzz_t<F> a = xyzz_t<F>::load(groups + w * ngroups);
+    a.add(u);
+    a.store(groups + w * ngroups);
+}
+
+static inline unsigned msm_log2(unsigned x)
+{
+    unsigned l = 0;
+    while ((1u << l) < x)
+        l++;
+    return l;
+}
+
 template <class F>
 __global__ __launch_bounds__(128) void msm_group_pairs_kernel(xyzz_t<F> *groups, unsigned nwin, unsigned stride,
                                                               unsigned ngroups)
@@ -447,11 +529,22 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             prof->levels++;
     }
     MSM_PROF_MARK(prof, 3, st);
-    msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * s.groups, 128), 128, 0, st>>>(sc.groups, sc.buckets, s.c,
-                                                                                        s.nwin, s.groups);
+    if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, ((size_t)s.nwin << s.c2) * sizeof(xyzz_t<F>), st)))
+        return e;
+    msm_bucket_sums_kernel<F><<<msm_grid((size_t)s.nwin * s.groups, 128), 128, 0, st>>>(
+        sc.groups, sc.sums, sc.buckets, s.c, s.nwin, s.groups, s.c2);
     for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
         msm_group_pairs_kernel<F>
             <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride, s.groups);
+    if (s.groups > 1) {
+        msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * s.groups2, 128), 128, 0, st>>>(
+            sc.groups2, sc.sums, s.c2, s.nwin, s.groups2);
+        for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
+            msm_group_pairs_kernel<F>
+                <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups2, s.nwin, stride, s.groups2);
+        msm_window_join_kernel<F><<<msm_grid(s.nwin, 128), 128, 0, st>>>(
+            sc.groups, sc.groups2, s.nwin, s.groups, s.groups2, s.c - 1 - msm_log2(s.groups));
+    }
     MSM_PROF_MARK(prof, 4, st);
     if (h_windows) {
         e = cudaMemcpy2DAsync(h_windows, sizeof(xyzz_t<F>), sc.groups, s.groups * sizeof(xyzz_t<F>),
