@@ -190,7 +190,7 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 {
     rfield<4> f;
     f.init(p32);
-    for (unsigned log_n : {1u, 2u, 3u, 5u, 11u, 12u, 14u, 17u, 20u}) {
+    for (unsigned log_n : {1u, 2u, 3u, 5u, 11u, 12u, 14u, 16u, 17u, 20u}) {
         if (log_n > max_log)
             break;
         size_t n = (size_t)1 << log_n;

@@ -18,7 +18,12 @@
 #pragma once
 #include "gpu/ff.cuh"
 
+#ifndef NTT_GROUP_LOG
 #define NTT_GROUP_LOG 11 /* elements per shared-memory block: 2^11 (64 KB) */
+#endif
+#ifndef NTT_MIN_LO
+#define NTT_MIN_LO 1 /* a later group reads runs of at least 2^NTT_MIN_LO columns */
+#endif
 #ifndef NTT_RADIX_LOG
 #define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
 #endif
@@ -58,7 +63,7 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
     if (s == 0) {
         g.lo_bits = 0;
         g.k = rest < NTT_GROUP_LOG ? rest : NTT_GROUP_LOG;
-    } else if (rest <= NTT_GROUP_LOG - 1) {
+    } else if (rest <= NTT_GROUP_LOG - NTT_MIN_LO) {
         g.k = rest;
         g.lo_bits = NTT_GROUP_LOG - rest < 3 ? NTT_GROUP_LOG - rest : 3;
     } else {
