@@ -10,6 +10,7 @@
 
 #define FF_HOST_EMU 1
 #define __device__
+#define __host__
 #define __constant__
 #define __forceinline__ inline
 #define __noinline__

@@ -40,7 +40,8 @@
 #include "gpu/ec.cuh"
 
 #ifndef MSM_CHUNK
-#define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
+#define MSM_CHUNK 128   /* sorted entries per accumulating thread, level 0 (32: 2^24 G1 3 %, G2 10 %
+                           slower, in the partial levels) */
 #endif
 #define MSM_CHUNK_SMALL 8 /* the same for at most MSM_SMALL_ENTRIES entries */
 #define MSM_SMALL_ENTRIES ((size_t)1 << 21)
@@ -56,6 +57,16 @@
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 0
 #endif
+/* 1: the bucket reduction and the partial levels add stored XYZZ points with add_at (each
+   coordinate read when needed) instead of add(load(p)) */
+#ifndef MSM_REDUCE_LAZY
+#define MSM_REDUCE_LAZY 0
+#endif
+#if MSM_REDUCE_LAZY
+#define MSM_ADD_STORED(acc, p) (acc).add_at(p)
+#else
+#define MSM_ADD_STORED(acc, p) (acc).add(xyzz_t<F>::load(p))
+#endif
 /* 1: level 0 reads each base's coordinates as the addition needs them (add_affine_at), so
    they are not live across the products; set per curve by the including unit (BLS12-381: G2
    faster by 11-12 %, G1 unchanged; BN254: G1 3 % and G2 2 % slower, so off) */
@@ -68,18 +79,28 @@
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
 
-/* window bits for n points */
+/* Window bits for n points: lg n - 6 up to 2^22 points, then 18 and 20 (13 windows instead of
+   16 at 2^24: fewer level-0 additions for more buckets, measured on the H200 for G1 and G2 of
+   both curves, dev/cuda/NOTES.md). The bucket memory grows with it: 2^24 BLS12-381 G2 at c = 20
+   is 2.6 GB of buckets. */
 static inline unsigned msm_window_bits(size_t n)
 {
     unsigned lg = 0;
     while (((size_t)1 << lg) < n)
         lg++;
-    int c = (int)lg - 6;
-    if (c < 4)
-        c = 4;
-    if (c > 16)
-        c = 16;
-    return (unsigned)c;
+    if (lg >= 24)
+        return 20;
+    if (lg == 23)
+        return 18;
+    return lg < 10 ? 4 : lg - 6;
+}
+
+/* buckets of one window of c-bit signed digits: 0 .. 2^(c-1) (bucket 0 is never used), and
+   the bucket of a key (w << c) | digit */
+static inline __host__ __device__ uint32_t msm_wstride(unsigned c) { return (1u << (c - 1)) + 1; }
+static inline __host__ __device__ size_t msm_bucket_at(uint32_t key, unsigned c)
+{
+    return (size_t)(key >> c) * msm_wstride(c) + (key & ((1u << c) - 1));
 }
 
 /* reduction threads per window for 2^(c-1) buckets (a power of two): as few as keep at most
@@ -102,9 +123,9 @@ struct msm_shape {
     unsigned chunk0;   /* sorted entries per level-0 thread */
     size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / chunk0) */
     size_t slots1;     /* partial slots of later levels (ping-pong buffer) */
-    size_t nbuckets;   /* nwin << c */
+    size_t nbuckets;   /* nwin * msm_wstride(c): digits 0 .. 2^(c-1) of each window */
     unsigned groups;   /* reduction threads per window (power of two), G */
-    unsigned c2;       /* bits of the second reduction's bucket index (log2 G + 1; 0: G = 1) */
+    unsigned c2;       /* bits of the second reduction's bucket index: log2 G + 1 */
     unsigned groups2;  /* its threads per window */
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
@@ -123,17 +144,13 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.chunk0 = s.entries <= MSM_SMALL_ENTRIES ? MSM_CHUNK_SMALL : MSM_CHUNK;
     s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
-    s.nbuckets = (size_t)s.nwin << s.c;
+    s.nbuckets = (size_t)s.nwin * msm_wstride(s.c);
     s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
     s.groups = msm_groups_for(s.c);
-    s.c2 = 0;
-    s.groups2 = 1;
-    if (s.groups > 1) {
-        while ((1u << s.c2) < s.groups)
-            s.c2++;
+    s.c2 = 1;
+    while ((1u << (s.c2 - 1)) < s.groups)
         s.c2++;
-        s.groups2 = msm_groups_for(s.c2);
-    }
+    s.groups2 = msm_groups_for(s.c2);
     return s;
 }
 
@@ -159,7 +176,7 @@ struct msm_scratch {
     void *sel_tmp;
     size_t sel_tmp_bytes;
     xyzz_t<F> *groups;             /* nwin * groups: A_g, then the window sums */
-    xyzz_t<F> *sums;               /* nwin << c2: S_g, buckets of the second reduction */
+    xyzz_t<F> *sums;               /* nwin * msm_wstride(c2): S_g, buckets of the second reduction */
     xyzz_t<F> *groups2;            /* nwin * groups2 */
     uint8_t *result;               /* one Jacobian point */
 };
@@ -198,7 +215,7 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(sel_tmp, sel_bytes);
     t.sel_tmp_bytes = sel_bytes;
     MSM_CARVE(groups, (size_t)s.nwin * s.groups * sizeof(xyzz_t<F>));
-    MSM_CARVE(sums, ((size_t)s.nwin << s.c2) * sizeof(xyzz_t<F>));
+    MSM_CARVE(sums, (size_t)s.nwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>));
     MSM_CARVE(groups2, (size_t)s.nwin * s.groups2 * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
 #undef MSM_CARVE
@@ -279,7 +296,7 @@ struct msm_src_partial {
     __device__ __forceinline__ uint32_t key(size_t e) const { return pkey[sel[e]]; }
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
-        acc.add(xyzz_t<F>::load(ppt + sel[e]));
+        MSM_ADD_STORED(acc, ppt + sel[e]);
     }
 };
 
@@ -304,7 +321,7 @@ __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsig
                 bool left_open = run == start && start > 0 && src.key(start - 1) == key;
                 bool right_open = e == end && end < m && src.key(end) == key;
                 if (!left_open && !right_open) {
-                    acc.store(buckets + key);
+                    acc.store(buckets + msm_bucket_at(key, c));
                 } else {
                     size_t slot = 2 * t + (left_open ? 0 : 1);
                     out_key[slot] = key;
@@ -344,9 +361,9 @@ __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *group
     if (hi > nb)
         hi = nb;
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
-    const xyzz_t<F> *wb = buckets + ((size_t)w << c);
+    const xyzz_t<F> *wb = buckets + (size_t)w * msm_wstride(c);
     for (uint32_t b = hi; b >= lo && lo <= nb; b--) {
-        run.add(xyzz_t<F>::load(wb + b));
+        MSM_ADD_STORED(run, wb + b);
         acc.add(run);
     }
     /* acc = sum (b - lo + 1) B_b; add (lo - 1) * run */
@@ -358,7 +375,8 @@ __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *group
 }
 
 /* thread (w, g) of G = ngroups: over its per = 2^(c-1)/G buckets from lo = 1 + g per,
-   A_g = sum (b - lo + 1) B_b into groups[t] and S_g = sum B_b into sums[(w << c2) + g] */
+   A_g = sum (b - lo + 1) B_b into groups[t] and S_g = sum B_b into bucket g of window w of sums
+   (c2 bits) */
 template <class F>
 __global__ __launch_bounds__(128) void msm_bucket_sums_kernel(xyzz_t<F> *groups, xyzz_t<F> *sums,
                                                               const xyzz_t<F> *buckets, unsigned c, unsigned nwin,
@@ -370,13 +388,13 @@ __global__ __launch_bounds__(128) void msm_bucket_sums_kernel(xyzz_t<F> *groups,
     unsigned w = (unsigned)(t / ngroups), g = (unsigned)(t % ngroups);
     uint32_t per = (1u << (c - 1)) / ngroups, lo = 1 + g * per;
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
-    const xyzz_t<F> *wb = buckets + ((size_t)w << c);
+    const xyzz_t<F> *wb = buckets + (size_t)w * msm_wstride(c);
     for (uint32_t b = lo + per - 1; b >= lo; b--) {
-        run.add(xyzz_t<F>::load(wb + b));
+        MSM_ADD_STORED(run, wb + b);
         acc.add(run);
     }
     acc.store(groups + t);
-    run.store(sums + ((size_t)w << c2) + g);
+    run.store(sums + (size_t)w * msm_wstride(c2) + g);
 }
 
 /* window w: groups[w G] (sum_g A_g) += 2^dbls * groups2[w G2] (sum_g g S_g) */
@@ -529,7 +547,7 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             prof->levels++;
     }
     MSM_PROF_MARK(prof, 3, st);
-    if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, ((size_t)s.nwin << s.c2) * sizeof(xyzz_t<F>), st)))
+    if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, (size_t)s.nwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>), st)))
         return e;
     msm_bucket_sums_kernel<F><<<msm_grid((size_t)s.nwin * s.groups, 128), 128, 0, st>>>(
         sc.groups, sc.sums, sc.buckets, s.c, s.nwin, s.groups, s.c2);

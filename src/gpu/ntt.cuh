@@ -3,17 +3,19 @@
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
  * inside shared memory (ntt_group_kernel): stages 0-10 on blocks of 2^11 contiguous elements,
- * then up to 8 stages at a time on blocks of 8 consecutive columns x 256 strided rows
- * (ntt_group_at). Inside a
- * group each thread keeps 8 elements in registers and does three stages per round (radix 8),
- * so a round costs one pass through shared memory and one barrier, not three. The first group
+ * then the rest split evenly into groups of up to 8 stages on blocks of 8 consecutive
+ * columns x 256 strided rows, or one group of up to 10 stages on runs of 2 or 4 columns
+ * (ntt_group_at). Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4)
+ * and does that many stages per round (radix 4), so a round costs one pass through shared
+ * memory and one barrier, not two (radix 8 measured slower: more registers, fewer warps to
+ * hide the products' latency; dev/cuda/NOTES.md). The first group
  * gathers its input in bit-reversed order straight from the source (each element is one
  * 32-byte sector, so the gather wastes no DRAM bandwidth) into a scratch array and the last
  * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
  * from a table tw[t] = omega_n^t, t < n/2, built once per key; stage s (span m = 2^s) reads
  * tw[j * n/(2m)]. Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped); memory
- * traffic (1 + ceil((log n - 11) / 8)) passes of 2 * 32n bytes (one for log n <= 21). Variable time is irrelevant
- * (no secrets).
+ * traffic: one pass of 2 * 32n bytes for log n <= 11, two up to 21, then one more per 8
+ * stages. Variable time is irrelevant (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
