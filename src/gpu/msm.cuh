@@ -73,8 +73,13 @@
 #ifndef MSM_LAZY_BASE
 #define MSM_LAZY_BASE 0
 #endif
-#if MSM_ACC_MINB
-#define MSM_ACC_BOUNDS(F) __launch_bounds__(128, sizeof(F) <= 48 ? MSM_ACC_MINB : 1)
+/* the same for G2 (fields of more than 48 bytes); 0: the compiler's choice */
+#ifndef MSM_ACC_MINB2
+#define MSM_ACC_MINB2 0
+#endif
+#define MSM_ACC_MINB_OF(F) (sizeof(F) <= 48 ? MSM_ACC_MINB : MSM_ACC_MINB2)
+#if MSM_ACC_MINB || MSM_ACC_MINB2
+#define MSM_ACC_BOUNDS(F) __launch_bounds__(128, MSM_ACC_MINB_OF(F) ? MSM_ACC_MINB_OF(F) : 1)
 #else
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
