@@ -26,6 +26,9 @@
 #if defined(LAB_BN254) && !defined(MSM_ACC_MINB)
 #define MSM_ACC_MINB 6 /* as gpu_bn254.cu */
 #endif
+#if defined(LAB_BN254) && !defined(MSM_ACC_MINB2)
+#define MSM_ACC_MINB2 3 /* as gpu_bn254.cu */
+#endif
 #if defined(LAB_BLS12_381) && !defined(MSM_LAZY_BASE)
 #define MSM_LAZY_BASE 1 /* as gpu_bls12_381.cu */
 #endif

@@ -184,39 +184,6 @@ struct xyzz_t {
         zzz = zzz * b.zzz * ppp;
     }
 
-    /* add of the XYZZ point stored at p (global memory), each coordinate read as the formula
-       needs it and read again rather than kept (ZZ2 and ZZZ2 are used twice): fewer live
-       registers than add(load(p)), for the bucket reduction and the partial levels */
-    __device__ __noinline__ void add_at(const xyzz_t *p)
-    {
-        const uint8_t *q = (const uint8_t *)p;
-        F bzz = F::load(q + 2 * sizeof(F));
-        if (bzz.is_zero())
-            return;
-        if (is_inf()) {
-            *this = load(p);
-            return;
-        }
-        F u1 = x * bzz;
-        F pp_ = load_fresh(q) * zz - u1;
-        F s1 = y * load_fresh(q + 3 * sizeof(F));
-        F r = load_fresh(q + sizeof(F)) * zzz - s1;
-        if (pp_.is_zero()) {
-            if (r.is_zero())
-                dbl();
-            else
-                *this = inf();
-            return;
-        }
-        F pp = pp_.sqr();
-        F ppp = pp_ * pp;
-        zz = zz * load_fresh(q + 2 * sizeof(F)) * pp;
-        F qq = u1 * pp;
-        zzz = zzz * load_fresh(q + 3 * sizeof(F)) * ppp;
-        x = r.sqr() - ppp - qq.dbl();
-        y = r * (qq - x) - s1 * ppp;
-    }
-
     /* *this = k * *this for a small public k (double and add, variable time) */
     __device__ __noinline__ void mul_small(uint32_t k)
     {

@@ -39,12 +39,14 @@
 
 #include "gpu/ec.cuh"
 
-#ifndef MSM_CHUNK
-#define MSM_CHUNK 128   /* sorted entries per accumulating thread, level 0 (32: 2^24 G1 3 %, G2 10 %
-                           slower, in the partial levels) */
-#endif
+#define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
 #define MSM_CHUNK_SMALL 8 /* the same for at most MSM_SMALL_ENTRIES entries */
 #define MSM_SMALL_ENTRIES ((size_t)1 << 21)
+/* the same from MSM_LARGE_POINTS points: fewer partials (2^24 random scalars: G1 3 %, G2 10 %
+   faster than 32). Not below: a witness of mostly zeros and ones leaves few nonzero digits,
+   and long chunks of them leave too few threads (BN254 2^20 proof: MSMs 28 -> 35 ms) */
+#define MSM_CHUNK_LARGE 128
+#define MSM_LARGE_POINTS ((size_t)1 << 24)
 #define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
                            levels have little parallelism, so latency is what counts) */
 #define MSM_GROUP_BUCKETS 8 /* buckets per reduction thread, at most (when groups allow) */
@@ -56,16 +58,6 @@
    per curve by the including unit (measured on the H200, dev/cuda/NOTES.md). */
 #ifndef MSM_ACC_MINB
 #define MSM_ACC_MINB 0
-#endif
-/* 1: the bucket reduction and the partial levels add stored XYZZ points with add_at (each
-   coordinate read when needed) instead of add(load(p)) */
-#ifndef MSM_REDUCE_LAZY
-#define MSM_REDUCE_LAZY 0
-#endif
-#if MSM_REDUCE_LAZY
-#define MSM_ADD_STORED(acc, p) (acc).add_at(p)
-#else
-#define MSM_ADD_STORED(acc, p) (acc).add(xyzz_t<F>::load(p))
 #endif
 /* 1: level 0 reads each base's coordinates as the addition needs them (add_affine_at), so
    they are not live across the products; set per curve by the including unit (BLS12-381: G2
@@ -146,7 +138,7 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
         wb++;
     s.key_bits = s.c + wb;
     s.entries = n * s.nwin;
-    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES ? MSM_CHUNK_SMALL : MSM_CHUNK;
+    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES ? MSM_CHUNK_SMALL : n >= MSM_LARGE_POINTS ? MSM_CHUNK_LARGE : MSM_CHUNK;
     s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin * msm_wstride(s.c);
@@ -301,7 +293,7 @@ struct msm_src_partial {
     __device__ __forceinline__ uint32_t key(size_t e) const { return pkey[sel[e]]; }
     __device__ __forceinline__ void add_to(xyzz_t<F> &acc, size_t e) const
     {
-        MSM_ADD_STORED(acc, ppt + sel[e]);
+        acc.add(xyzz_t<F>::load(ppt + sel[e]));
     }
 };
 
@@ -368,7 +360,7 @@ __global__ __launch_bounds__(128) void msm_bucket_reduce_kernel(xyzz_t<F> *group
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
     const xyzz_t<F> *wb = buckets + (size_t)w * msm_wstride(c);
     for (uint32_t b = hi; b >= lo && lo <= nb; b--) {
-        MSM_ADD_STORED(run, wb + b);
+        run.add(xyzz_t<F>::load(wb + b));
         acc.add(run);
     }
     /* acc = sum (b - lo + 1) B_b; add (lo - 1) * run */
@@ -395,7 +387,7 @@ __global__ __launch_bounds__(128) void msm_bucket_sums_kernel(xyzz_t<F> *groups,
     xyzz_t<F> run = xyzz_t<F>::inf(), acc = xyzz_t<F>::inf();
     const xyzz_t<F> *wb = buckets + (size_t)w * msm_wstride(c);
     for (uint32_t b = lo + per - 1; b >= lo; b--) {
-        MSM_ADD_STORED(run, wb + b);
+        run.add(xyzz_t<F>::load(wb + b));
         acc.add(run);
     }
     acc.store(groups + t);
