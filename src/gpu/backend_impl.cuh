@@ -86,6 +86,8 @@ struct gpu_impl {
 };
 
 size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
+/* the MSM shape of base set k: all but the h set take witness scalars */
+msm_shape set_shape(const zkey_file *z, int k) { return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H); }
 size_t set_point_bytes(const zkey_file *z, int k)
 {
     return k == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes;
@@ -95,7 +97,7 @@ size_t msm_need(const zkey_file *z)
 {
     size_t m = 0;
     for (int k = 0; k < ZKEY_BASES; k++) {
-        msm_shape s = msm_shape_of(set_points(z, k), GPU_FR_BITS);
+        msm_shape s = set_shape(z, k);
         size_t b = k == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr)
                                 : msm_scratch_layout<fq>(s, nullptr, nullptr);
         if (b > m)
@@ -458,7 +460,7 @@ template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
                     uint8_t *scratch)
 {
-    msm_shape s = msm_shape_of(set_points(k->z, set), GPU_FR_BITS);
+    msm_shape s = set_shape(k->z, set);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, scratch, &sc);
     /* the GPU leaves the window sums; the host combines them (see msm_run) */

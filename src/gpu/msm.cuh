@@ -42,9 +42,9 @@
 #define MSM_CHUNK 32    /* sorted entries per accumulating thread, level 0 */
 #define MSM_CHUNK_SMALL 8 /* the same for at most MSM_SMALL_ENTRIES entries */
 #define MSM_SMALL_ENTRIES ((size_t)1 << 21)
-/* the same from MSM_LARGE_POINTS points: fewer partials (2^24 random scalars: G1 3 %, G2 10 %
-   faster than 32). Not below: a witness of mostly zeros and ones leaves few nonzero digits,
-   and long chunks of them leave too few threads (BN254 2^20 proof: MSMs 28 -> 35 ms) */
+/* the same from MSM_LARGE_POINTS random scalars: fewer partials (2^24: G1 3 %, G2 10 % faster
+   than 32). Not below, nor for a witness: mostly zeros and ones leave few nonzero digits, and
+   long chunks of them leave too few threads (BN254 2^20 proof: MSMs 28 -> 35 ms) */
 #define MSM_CHUNK_LARGE 128
 #define MSM_LARGE_POINTS ((size_t)1 << 24)
 #define MSM_PCHUNK 8    /* partials per accumulating thread, later levels (short chains: these
@@ -76,20 +76,22 @@
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
 
-/* Window bits for n points: lg n - 6 up to 2^22 points, then 18 and 20 (13 windows instead of
-   16 at 2^24: fewer level-0 additions for more buckets, measured on the H200 for G1 and G2 of
-   both curves, dev/cuda/NOTES.md). The bucket memory grows with it: 2^24 BLS12-381 G2 at c = 20
-   is 2.6 GB of buckets. */
-static inline unsigned msm_window_bits(size_t n)
+/* Window bits for n points: lg n - 6, at most 16. For uniformly random scalars (the h MSM)
+   18 at 2^23 and 20 from 2^24 points (13 windows instead of 16: fewer level-0 additions for
+   more buckets; H200, G1 and G2 of both curves, dev/cuda/NOTES.md; 2^24 BLS12-381 G2 at
+   c = 20 is 2.6 GB of buckets). Not for a witness (witness = 1): mostly zeros and ones leave
+   few nonzero digits, so the additions saved are few and every bucket is still reduced
+   (2^24 BLS12-381 proof: 0.67 s with c = 16 for the witness MSMs, 1.21 s with 20). */
+static inline unsigned msm_window_bits(size_t n, int witness = 0)
 {
     unsigned lg = 0;
     while (((size_t)1 << lg) < n)
         lg++;
-    if (lg >= 24)
+    if (lg >= 24 && !witness)
         return 20;
-    if (lg == 23)
+    if (lg == 23 && !witness)
         return 18;
-    return lg < 10 ? 4 : lg - 6;
+    return lg < 10 ? 4 : lg - 6 > 16 ? 16 : lg - 6;
 }
 
 /* buckets of one window of c-bit signed digits: 0 .. 2^(c-1) (bucket 0 is never used), and
@@ -127,18 +129,21 @@ struct msm_shape {
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
 
-static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0)
+/* witness = 1: the scalars are a witness (see msm_window_bits) */
+static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0, int witness = 0)
 {
     msm_shape s;
     s.n = n;
-    s.c = c ? c : msm_window_bits(n);
+    s.c = c ? c : msm_window_bits(n, witness);
     s.nwin = (scalar_bits + 1 + s.c - 1) / s.c;
     unsigned wb = 0;
     while ((1u << wb) < s.nwin)
         wb++;
     s.key_bits = s.c + wb;
     s.entries = n * s.nwin;
-    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES ? MSM_CHUNK_SMALL : n >= MSM_LARGE_POINTS ? MSM_CHUNK_LARGE : MSM_CHUNK;
+    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES               ? MSM_CHUNK_SMALL
+               : n >= MSM_LARGE_POINTS && !witness ? MSM_CHUNK_LARGE
+                                                   : MSM_CHUNK;
     s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
     s.nbuckets = (size_t)s.nwin * msm_wstride(s.c);
