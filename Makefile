@@ -82,7 +82,7 @@ bench: $(BIN)
 	CUZK=$(abspath $(BIN)) bench/cpu.sh
 
 dev:
-	$(MAKE) -C dev/cuda
+	$(if $(NVCC),$(MAKE) -C dev/cuda NVCC=$(NVCC),@echo "make dev: no nvcc, kernel labs not built")
 
 clean:
 	rm -rf build build-asan bin
