@@ -9,7 +9,8 @@
 #      CPU backend's on a fresh random witness;
 #   3. the same keys proved with --backend gpu and --backend cpu under one CUZK_TEST_RS:
 #      proof.json byte-identical, accepted by `cuzk verify` and, where node and snarkjs are
-#      installed, by `snarkjs groth16 verify`;
+#      installed, by `snarkjs groth16 verify`; steps 2 and 3 again with the h MSM over a table
+#      of shifted bases (CUZK_GPU_MSM_TABLE=1, which large keys get by default);
 #   4. `cuzk dev-circuit --backend gpu` (key points by src/gpu/fixed_base.cuh) against
 #      `--backend cpu`: the same circuit.zkey byte for byte, both curves, sparse and dense,
 #      in one chunk and in many (CUZK_TEST_FB_CHUNK); then a timing line for 2^20
@@ -97,6 +98,11 @@ for curve in bn128 bls12381; do
             else
                 fail "steps gpu != cpu: $curve $size $shape"; cat "$d.steps"
             fi
+            if CUZK_GPU_MSM_TABLE=1 "$GPU_TEST" "$d/circuit.zkey" >"$d.steps_tab" 2>&1; then
+                pass "steps gpu == cpu, h MSM over a table: $curve $size $shape"
+            else
+                fail "steps gpu != cpu, h MSM over a table: $curve $size $shape"; cat "$d.steps_tab"
+            fi
             rs="$((RANDOM * 32768 + RANDOM))123456789,$((RANDOM * 32768 + RANDOM))987654321"
             for be in cpu gpu; do
                 CUZK_TEST_RS=$rs "$CUZK" prove --backend $be "$d/circuit.zkey" "$d/witness.wtns" \
@@ -107,6 +113,14 @@ for curve in bn128 bls12381; do
                 pass "proof.json gpu == cpu: $curve $size $shape"
             else
                 fail "proof.json gpu != cpu: $curve $size $shape"
+            fi
+            CUZK_GPU_MSM_TABLE=1 CUZK_TEST_RS=$rs "$CUZK" prove --backend gpu "$d/circuit.zkey" "$d/witness.wtns" \
+                "$d/proof_tab.json" "$d/public_tab.json" >"$d.prove_tab" 2>&1 \
+                || fail "prove --backend gpu, h MSM over a table, $curve $size $shape: $(tail -2 "$d.prove_tab")"
+            if cmp -s "$d/proof_cpu.json" "$d/proof_tab.json"; then
+                pass "proof.json gpu (h MSM over a table) == cpu: $curve $size $shape"
+            else
+                fail "proof.json gpu (h MSM over a table) != cpu: $curve $size $shape"
             fi
             if "$CUZK" verify "$d/vk.json" "$d/public_gpu.json" "$d/proof_gpu.json" >"$d.verify" 2>&1; then
                 pass "cuzk verify gpu proof: $curve $size $shape"

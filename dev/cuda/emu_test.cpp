@@ -227,23 +227,62 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 /* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
 template <class F>
 static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits,
-                    unsigned c_force = 0)
+                    unsigned c_force = 0, int tab = 0)
 {
-    msm_shape s = msm_shape_of(n, bits, c_force);
+    msm_shape s = msm_shape_of(n, bits, c_force, 0, tab);
+    std::vector<uint8_t> table;
+    if (tab) { /* msm_table_build: copy 0 the bases, copy w = 2^c copy w - 1 */
+        const size_t pt = 2 * sizeof(F);
+        table.resize(s.nwin * n * pt);
+        memcpy(table.data(), bases, n * pt);
+        std::vector<xyzz_t<F>> acc(n);
+        std::vector<F> pre(n);
+        for (unsigned w = 1; w < s.nwin; w++) {
+            blockDim.x = 1;
+            threadIdx.x = 0;
+            for (size_t j = 0; j < n; j++) {
+                blockIdx.x = (unsigned)j;
+                msm_table_dbl_kernel<F>(acc.data(), table.data() + (w - 1) * n * pt, n, s.c);
+            }
+            /* 2 blocks of 3 threads: many points per inversion, interleaved as on the device */
+            size_t th = (n + EC_AFFINE_BATCH - 1) / EC_AFFINE_BATCH;
+            blockDim.x = (unsigned)(th < 3 ? th : 3);
+            gridDim.x = (unsigned)((th + blockDim.x - 1) / blockDim.x);
+            gridDim.x = gridDim.x < 2 ? gridDim.x : 2;
+            for (unsigned b = 0; b < gridDim.x; b++)
+                for (unsigned t = 0; t < blockDim.x; t++) {
+                    blockIdx.x = b;
+                    threadIdx.x = t;
+                    xyzz_to_affine_kernel<F>((affine_t<F> *)(table.data() + w * n * pt), acc.data(), pre.data(), n);
+                }
+        }
+        bases = table.data();
+    }
     std::vector<uint32_t> keys(s.entries), vals(s.entries);
     std::vector<xyzz_t<F>> buckets(s.nbuckets), ppt[2] = {std::vector<xyzz_t<F>>(s.slots0),
                                                             std::vector<xyzz_t<F>>(s.slots0)};
     std::vector<uint32_t> pkey[2] = {std::vector<uint32_t>(s.slots0, MSM_KEY_NONE),
                                      std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
-    std::vector<xyzz_t<F>> groups((size_t)s.nwin * s.groups);
+    std::vector<xyzz_t<F>> groups((size_t)s.rwin * s.groups);
     memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
     blockDim.x = 1;
     threadIdx.x = 0;
     for (size_t i = 0; i < n; i++) {
         blockIdx.x = (unsigned)i;
-        msm_digits_kernel(keys.data(), vals.data(), scalars, n, s.c, s.nwin);
+        msm_digits_kernel(keys.data(), vals.data(), scalars, n, s.c, s.nwin, s.tab);
     }
-    for (unsigned w = 0; w < s.nwin; w++) { /* the per-window sort on the bucket bits */
+    if (s.tab) { /* over a table: one sort of all entries on the bucket bits */
+        std::vector<size_t> idx(s.entries);
+        for (size_t i = 0; i < s.entries; i++)
+            idx[i] = i;
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return keys[x] < keys[y]; });
+        std::vector<uint32_t> k2(s.entries), v2(s.entries);
+        for (size_t i = 0; i < s.entries; i++)
+            k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
+        keys.swap(k2);
+        vals.swap(v2);
+    }
+    for (unsigned w = 0; w < s.nwin && !s.tab; w++) { /* the per-window sort on the bucket bits */
         std::vector<size_t> idx(n);
         for (size_t i = 0; i < n; i++)
             idx[i] = (size_t)w * n + i;
@@ -286,37 +325,37 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         nslots = 2 * th;
         cur = nxt;
     }
-    std::vector<xyzz_t<F>> sums((size_t)s.nwin * msm_wstride(s.c2)), groups2((size_t)s.nwin * s.groups2);
+    std::vector<xyzz_t<F>> sums((size_t)s.rwin * msm_wstride(s.c2)), groups2((size_t)s.rwin * s.groups2);
     memset(sums.data(), 0, sums.size() * sizeof(sums[0]));
-    for (size_t t = 0; t < (size_t)s.nwin * s.groups; t++) {
+    for (size_t t = 0; t < (size_t)s.rwin * s.groups; t++) {
         blockIdx.x = (unsigned)t;
-        msm_bucket_sums_kernel<F>(groups.data(), sums.data(), buckets.data(), s.c, s.nwin, s.groups, s.c2);
+        msm_bucket_sums_kernel<F>(groups.data(), sums.data(), buckets.data(), s.c, s.rwin, s.groups, s.c2);
     }
     for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
-        for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
+        for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
             blockIdx.x = (unsigned)t;
-            msm_group_pairs_kernel<F>(groups.data(), s.nwin, stride, s.groups);
+            msm_group_pairs_kernel<F>(groups.data(), s.rwin, stride, s.groups);
         }
     if (s.groups > 1) {
-        for (size_t t = 0; t < (size_t)s.nwin * s.groups2; t++) {
+        for (size_t t = 0; t < (size_t)s.rwin * s.groups2; t++) {
             blockIdx.x = (unsigned)t;
-            msm_bucket_reduce_kernel<F>(groups2.data(), sums.data(), s.c2, s.nwin, s.groups2);
+            msm_bucket_reduce_kernel<F>(groups2.data(), sums.data(), s.c2, s.rwin, s.groups2);
         }
         for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
-            for (size_t t = 0; t < (size_t)s.nwin * stride; t++) {
+            for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
                 blockIdx.x = (unsigned)t;
-                msm_group_pairs_kernel<F>(groups2.data(), s.nwin, stride, s.groups2);
+                msm_group_pairs_kernel<F>(groups2.data(), s.rwin, stride, s.groups2);
             }
-        for (size_t t = 0; t < s.nwin; t++) {
+        for (size_t t = 0; t < s.rwin; t++) {
             blockIdx.x = (unsigned)t;
-            msm_window_join_kernel<F>(groups.data(), groups2.data(), s.nwin, s.groups, s.groups2,
-                                      s.c - 1 - msm_log2(s.groups));
+            msm_window_join_kernel<F>(groups.data(), groups2.data(), s.rwin, s.groups, s.groups2,
+                                      s.c - s.c2);
         }
     }
     blockIdx.x = 0;
-    msm_final_kernel<F>(out, groups.data(), s.c, s.nwin, s.groups);
-    printf("    (n=%zu c=%u windows=%u partial levels=%d groups=%u+%u) ", n, s.c, s.nwin, levels, s.groups,
-           s.groups2);
+    msm_final_kernel<F>(out, groups.data(), s.c, s.rwin, s.groups);
+    printf("    (n=%zu c=%u windows=%u%s partial levels=%d groups=%u+%u) ", n, s.c, s.nwin,
+           s.tab ? " over a table" : "", levels, s.groups, s.groups2);
 }
 
 template <class F, int L, int E>
@@ -349,12 +388,14 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     memset(&pts[3 * 2 * W], 0, 2 * W * 8); /* an infinity */
     /* kind 3: random scalars with 12-bit windows (2048 buckets a window: both reductions
        have many groups) */
-    for (int kind = 0; kind < 4; kind++) {
+    /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE) */
+    for (int kind = 0; kind < 6; kind++) {
+        int tab = kind >= 4;
         size_t n = kind == 0 ? 700 : 3000;
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
             memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
-            if (kind == 0 || kind == 3)
+            if (kind == 0 || kind == 3 || kind == 4)
                 rand_below<4>(&sc[4 * i], fr_.p);
             else if (kind == 1)
                 sc[4 * i] = 1;
@@ -371,9 +412,9 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
         }
         uint64_t jac[3 * W];
         printf("%-16s MSM %s", name,
-               kind == 0 || kind == 3 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
+               kind == 0 || kind == 3 || kind == 4 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
         emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
-                   kind == 3 ? 12 : 0);
+                   kind == 3 || kind == 4 ? 12 : 0, tab);
         std::vector<uint64_t> agg(5 * K, 0);
         for (size_t i = 0; i < n; i++)
             ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);

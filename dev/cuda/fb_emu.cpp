@@ -52,12 +52,12 @@ static size_t check(const uint8_t *tab, const uint8_t *ks, const uint8_t *want, 
     std::vector<F> pre(chunk);
     std::vector<affine_t<F>> out(n);
     for (size_t done = 0; done < n; done += chunk) {
-        size_t m = std::min(chunk, n - done), threads2 = (m + FB_BATCH - 1) / FB_BATCH;
+        size_t m = std::min(chunk, n - done), threads2 = (m + EC_AFFINE_BATCH - 1) / EC_AFFINE_BATCH;
         launch((m + FB_THREADS - 1) / FB_THREADS, FB_THREADS, [&] {
             fb_mul_kernel<F>(acc.data(), ks + 32 * done, m, (const affine_t<F> *)tab, w, nwin);
         });
         launch((threads2 + FB_THREADS - 1) / FB_THREADS, FB_THREADS,
-               [&] { fb_to_affine_kernel<F>(out.data() + done, acc.data(), pre.data(), m); });
+               [&] { xyzz_to_affine_kernel<F>(out.data() + done, acc.data(), pre.data(), m); });
     }
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)

@@ -3,11 +3,13 @@
  * reference in ref.h on fresh random inputs and timed (median of several runs) against a
  * model bound.
  *
- *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep]  (no argument: ff ntt msm)
+ *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep] [msm24] [table]
+ *   (no argument: ff ntt msm)
  *   big: MSMs and NTTs up to 2^24 / 2^26; prof: MSM phase timings; one: one MSM per group for
  *   a profiler; distinct: MSM timings over 2^20..2^24 distinct bases (not checked); sweep:
  *   window bits x level-0 chunk at 2^22 and 2^24 (checked, timed, phases); msm24: the default
- *   shape at 2^24, G1 and G2 (checked, timed, phases)
+ *   shape at 2^24, G1 and G2 (checked, timed, phases); table: window bits over a table of
+ *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE)
  *
  * MSM times run as the backend's do: to the window sums copied to the host (the backend then
  * combines the windows on a CPU core, c (windows - 1) doublings, not timed here).
@@ -423,11 +425,11 @@ static void msm_phases(const msm_shape &s, const msm_scratch<F> &scr, const uint
 template <class F, int E>
 static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &pts, size_t K,
                      std::vector<uint64_t> &sc, const rfield<4> &frr, const rfield<QL> &fqr, bool timeit,
-                     unsigned c_force = 0, bool phases = false, unsigned chunk_force = 0)
+                     unsigned c_force = 0, bool phases = false, unsigned chunk_force = 0, int tab = 0)
 {
     const int W = QL * E;
     rcurve<QL, E> C{{&fqr}};
-    msm_shape s = msm_shape_of(n, FR_BITS, c_force);
+    msm_shape s = msm_shape_of(n, FR_BITS, c_force, 0, tab);
     if (chunk_force)
         msm_shape_set_chunk(s, chunk_force);
     size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
@@ -441,6 +443,19 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         CK(cudaMemcpy(d_bases + off * 2 * W * 8, pts.data(), cnt * 2 * W * 8, cudaMemcpyHostToDevice));
     }
     CK(cudaMemcpy(d_sc, sc.data(), n * 32, cudaMemcpyHostToDevice));
+    uint8_t *d_tab = nullptr;
+    if (tab) { /* the table of shifted bases, built in the MSM scratch; the MSMs read it */
+        timer tb;
+        CK(cudaMalloc(&d_tab, msm_table_bytes<F>(s)));
+        tb.start();
+        CK(msm_table_build<F>(d_tab, d_bases, s, d_scr, bytes, 0));
+        float ms = tb.stop();
+        printf("table of %u copies of %zu points built in %.1f ms (%.2f GB)
+", s.nwin, n, ms,
+               msm_table_bytes<F>(s) / 1e9);
+        cudaFree(d_bases);
+        d_bases = d_tab;
+    }
     msm_scratch<F> scr;
     msm_scratch_layout<F>(s, d_scr, &scr);
     CK(cudaMemset(scr.result, 0x5a, 3 * sizeof(F)));
@@ -468,8 +483,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     C.to_affine(ax, ay, acc);
     C.to_affine(bx, by, g);
     bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
-    printf("check MSM %s n=%zu %s (c=%u, %u windows, chunk %u): %s\n", E == 1 ? "G1" : "G2", n, label, s.c, s.nwin,
-           s.chunk0, ok ? "ok" : "FAIL");
+    printf("check MSM %s n=%zu %s (c=%u, %u windows%s, chunk %u): %s\n", E == 1 ? "G1" : "G2", n, label, s.c,
+           s.nwin, tab ? " over a table" : "", s.chunk0, ok ? "ok" : "FAIL");
     g_fail |= !ok;
     if (timeit) {
         float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
@@ -483,11 +498,13 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         int N32 = 2 * QL;
         double adds = (double)n * s.nwin;
         double bound = adds * 10 * (E == 2 ? 3 : 1) * 4.0 * N32 * N32 / (sms * 64.0 * 1.98e9) * 1e3;
-        row(E == 1 ? "MSM G1" : "MSM G2", sz, med, bound, "Mpts/s", n / med / 1e3);
+        row(E == 1 ? (tab ? "MSM G1 table" : "MSM G1") : (tab ? "MSM G2 table" : "MSM G2"), sz, med, bound, "Mpts/s",
+            n / med / 1e3);
     }
     if (phases) {
         char what[96];
-        snprintf(what, sizeof what, "MSM %s n=%zu %s chunk=%u ", E == 1 ? "G1" : "G2", n, label, s.chunk0);
+        snprintf(what, sizeof what, "MSM %s n=%zu %s%s chunk=%u ", E == 1 ? "G1" : "G2", n, label,
+                 tab ? " table" : "", s.chunk0);
         msm_phases<F>(s, scr, d_bases, d_sc, what);
     }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
@@ -509,12 +526,14 @@ static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
         for (size_t i = 0; i < n; i++)
             rand_below<4>(&sc[i * 4], frr.p);
         msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, false);
+        msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, false, 0, false, 0, 1);
     }
     size_t n = 40000;
     std::vector<uint64_t> sc(n * 4, 0);
     for (size_t i = 0; i < n; i++)
         sc[i * 4] = 1;
     msm_case<F, E>("all scalars 1", n, pts, K, sc, frr, fqr, false);
+    msm_case<F, E>("all scalars 1", n, pts, K, sc, frr, fqr, false, 0, false, 0, 1);
     for (size_t i = 0; i < n; i++) {
         uint64_t r = rnd() % 5;
         memset(&sc[i * 4], 0, 32);
@@ -529,9 +548,12 @@ static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
             rand_below<4>(&sc[i * 4], frr.p);
     }
     msm_case<F, E>("mix of 0,1,2,r-1,random", n, pts, K, sc, frr, fqr, false);
+    msm_case<F, E>("mix of 0,1,2,r-1,random", n, pts, K, sc, frr, fqr, false, 0, false, 0, 1);
+    msm_case<F, E>("mix of 0,1,2,r-1,random", n, pts, K, sc, frr, fqr, false, 6, false, 0, 1);
     for (size_t i = 0; i < n; i++)
         memset(&sc[i * 4], 0, 32);
     msm_case<F, E>("all scalars 0", n, pts, K, sc, frr, fqr, false);
+    msm_case<F, E>("all scalars 0", n, pts, K, sc, frr, fqr, false, 0, false, 0, 1);
     if (big) {
         for (unsigned lg = 20; lg <= 24; lg += 2) {
             n = (size_t)1 << lg;
@@ -539,6 +561,7 @@ static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
             for (size_t i = 0; i < n; i++)
                 rand_below<4>(&sc[i * 4], frr.p);
             msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, true);
+            msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, true, 0, false, 0, 1);
         }
     }
 }
@@ -573,7 +596,7 @@ static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
 /* window bits and level-0 chunk: checked, timed and split by phase at 2^lg random scalars */
 template <class F, int E>
 static void msm_sweep(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg, std::vector<unsigned> cs,
-                      std::vector<unsigned> chunks)
+                      std::vector<unsigned> chunks, int tab = 0)
 {
     const size_t K = 256, n = (size_t)1 << lg;
     std::vector<uint64_t> pts, sc(n * 4);
@@ -582,7 +605,7 @@ static void msm_sweep(const rfield<4> &frr, const rfield<QL> &fqr, unsigned lg, 
         rand_below<4>(&sc[i * 4], frr.p);
     for (unsigned c : cs)
         for (unsigned ch : chunks)
-            msm_case<F, E>("random", n, pts, K, sc, frr, fqr, true, c, true, ch);
+            msm_case<F, E>("random", n, pts, K, sc, frr, fqr, true, c, true, ch, tab);
 }
 
 /* Timing only: n distinct bases with random coordinates below p (off the curve: the addition
@@ -656,7 +679,7 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 int main(int argc, char **argv)
 {
     bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
-         distinct = false, sweep = false, msm24 = false;
+         distinct = false, sweep = false, msm24 = false, table = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -676,6 +699,8 @@ int main(int argc, char **argv)
             sweep = true;
         else if (!strcmp(argv[i], "msm24"))
             msm24 = true;
+        else if (!strcmp(argv[i], "table"))
+            table = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -716,6 +741,11 @@ int main(int argc, char **argv)
         msm_sweep<fq2, 2>(frr, fqr, 22, {16, 18}, {32, 128});
         msm_sweep<fq2, 2>(frr, fqr, 24, {16, 18, 20}, {32, 128});
     }
+    if (table) { /* window bits over a table of shifted bases (checked, timed, phases) */
+        msm_sweep<fq, 1>(frr, fqr, 22, {18, 20}, {0}, 1);
+        msm_sweep<fq, 1>(frr, fqr, 24, {20, 22, 24}, {0}, 1);
+        msm_sweep<fq2, 2>(frr, fqr, 24, {20, 22}, {0}, 1);
+    }
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);
         msm_prof_run<fq2, 2>(frr, fqr, 22);
@@ -725,7 +755,7 @@ int main(int argc, char **argv)
         msm_test<fq2, 2>(frr, fqr, big);
     }
 #else
-    (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep, (void)msm24;
+    (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep, (void)msm24, (void)table;
 #endif
     printf("%s\n", g_fail ? "LAB FAILED" : "LAB OK");
     return g_fail;

@@ -53,6 +53,8 @@ struct gpu_key {
     unsigned log_n;
     size_t n_vars;
     uint8_t *d_bases[ZKEY_BASES]; /* as in the zkey: affine Montgomery */
+    int tab_h;            /* 1: the h MSM runs over d_tab_h, a table of shifted bases (msm.cuh) */
+    uint8_t *d_tab_h;
     uint32_t *d_row_ptr;  /* 2n + 1 */
     uint32_t *d_col;      /* n_coefs: signal */
     fr *d_val;            /* n_coefs: coef * R^2 */
@@ -86,18 +88,22 @@ struct gpu_impl {
 };
 
 size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
-/* the MSM shape of base set k: all but the h set take witness scalars */
-msm_shape set_shape(const zkey_file *z, int k) { return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H); }
+/* the MSM shape of base set k: all but the h set take witness scalars; tab: the h set runs over
+   a table of shifted bases */
+msm_shape set_shape(const zkey_file *z, int k, int tab)
+{
+    return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H, k == ZKEY_H && tab);
+}
 size_t set_point_bytes(const zkey_file *z, int k)
 {
     return k == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes;
 }
 
-size_t msm_need(const zkey_file *z)
+size_t msm_need(const zkey_file *z, int tab)
 {
     size_t m = 0;
     for (int k = 0; k < ZKEY_BASES; k++) {
-        msm_shape s = set_shape(z, k);
+        msm_shape s = set_shape(z, k, tab);
         size_t b = k == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr)
                                 : msm_scratch_layout<fq>(s, nullptr, nullptr);
         if (b > m)
@@ -106,12 +112,32 @@ size_t msm_need(const zkey_file *z)
     return m;
 }
 
+/* Whether the h MSM gets a table of shifted bases (msm.cuh TABLE): CUZK_GPU_MSM_TABLE=1 asks
+ * for one whenever the device holds it, 0 never; by default from MSM_TABLE_MIN_POINTS points
+ * when the key with the table still leaves a quarter of the device's memory free (other keys
+ * and jobs share the device). need: the key's bytes without the MSM scratch. */
+#define MSM_TABLE_MIN_POINTS ((size_t)1 << 22)
+int use_table(const zkey_file *z, size_t need, size_t free_b, size_t total_b, int par_sets)
+{
+    const char *env = getenv("CUZK_GPU_MSM_TABLE");
+    size_t n = set_points(z, ZKEY_H);
+    if ((env && !strcmp(env, "0")) || !msm_table_ok(n, GPU_FR_BITS))
+        return 0;
+    int forced = env && !strcmp(env, "1");
+    if (!forced && n < MSM_TABLE_MIN_POINTS)
+        return 0;
+    size_t with = need + msm_need(z, 1) * (par_sets ? ZKEY_BASES : 1) +
+                  msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1))) + (64u << 20);
+    return with <= free_b && (forced || with + total_b / 4 <= free_b);
+}
+
 void key_free(gpu_key *k)
 {
     if (!k)
         return;
     for (int i = 0; i < ZKEY_BASES; i++)
         cudaFree(k->d_bases[i]);
+    cudaFree(k->d_tab_h);
     cudaFree(k->d_row_ptr);
     cudaFree(k->d_col);
     cudaFree(k->d_val);
@@ -223,12 +249,15 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     need += 2 * msm_align(n / 2 * 32 + 32) + 2 * msm_align(n * 32);        /* twiddles, shift, NTT scratch */
     need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
     need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
-    k->msm_bytes = msm_need(z);
     k->par_sets = 1;
     for (int i = 0; i < ZKEY_BASES; i++)
         k->par_sets &= set_points(z, i) <= GPU_PAR_SETS_MAX;
-    need += k->msm_bytes * (k->par_sets ? ZKEY_BASES : 1);
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    k->tab_h = use_table(z, need, free_b, total_b, k->par_sets);
+    k->msm_bytes = msm_need(z, k->tab_h);
+    need += k->msm_bytes * (k->par_sets ? ZKEY_BASES : 1);
+    if (k->tab_h)
+        need += msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1)));
     if (need + (64u << 20) > free_b) {
         free(k);
         return cuzk_errf(err, CUZK_ENOMEM,
@@ -308,6 +337,16 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
+    if (k->tab_h) { /* built in the MSM scratch, which no MSM uses yet */
+        msm_shape s = set_shape(z, ZKEY_H, 1);
+        if (opts->progress)
+            opts->progress(opts->progress_ctx, "msm table", 0, s.nwin);
+        CUDA_TRY(cudaMalloc((void **)&k->d_tab_h, msm_table_bytes<fq>(s)));
+        CUDA_TRY(msm_table_build<fq>(k->d_tab_h, k->d_bases[ZKEY_H], s, k->d_msm, k->msm_bytes, 0));
+        CUDA_TRY(cudaDeviceSynchronize());
+        if (opts->progress)
+            opts->progress(opts->progress_ctx, "msm table", s.nwin, s.nwin);
+    }
     k->d_msm_set[0] = k->d_msm;
     for (int i = 1; i < ZKEY_BASES && k->par_sets; i++)
         CUDA_TRY(cudaMalloc((void **)&k->d_msm_set[i], k->msm_bytes));
@@ -460,12 +499,13 @@ template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
                     uint8_t *scratch)
 {
-    msm_shape s = set_shape(k->z, set);
+    msm_shape s = set_shape(k->z, set, k->tab_h);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, scratch, &sc);
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
-    cudaError_t e = msm_run<F>(s, sc, k->d_bases[set], d_scalars, st, reuse_sort, nullptr, win);
+    const uint8_t *bases = set == ZKEY_H && k->tab_h ? k->d_tab_h : k->d_bases[set];
+    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, nullptr, win);
     if (e != cudaSuccess)
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)

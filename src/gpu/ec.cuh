@@ -228,3 +228,78 @@ struct xyzz_t {
         zzz.store(q + 3 * sizeof(F));
     }
 };
+
+/* ---- affine results: batched inversion ----
+ * xyzz_to_affine_kernel: XYZZ -> affine with one inversion per EC_AFFINE_BATCH points: each
+ * thread takes the points j = t, t + T, t + 2T, ... (T threads in all), Montgomery's trick
+ * over D_j = ZZ_j ZZZ_j (3M per point forward and back), one Fermat inversion D^(p-2) (about
+ * log p squarings; in Fp2 through the norm), then x = X ZZZ/D, y = Y ZZ/D (X/ZZ and Y/ZZZ
+ * without assuming ZZ^3 = ZZZ^2). Infinity (ZZ = 0) is skipped in the products and written
+ * as all zero, the zkey's infinity. Every field result is fully reduced (ff.cuh). */
+#define EC_AFFINE_BATCH 32 /* points per inversion in xyzz_to_affine_kernel */
+
+/* 1/a = a^(p-2) (Fermat; 0 for a = 0). Left-to-right over the 32N bits of p - 2 (the
+ * lowest limb of p is odd and > 2, so no borrow): 32N squarings, about 16N multiplications. */
+template <class C>
+__device__ __noinline__ fp_t<C> ec_inv(const fp_t<C> &a)
+{
+    fp_t<C> r = fp_t<C>::one();
+#pragma unroll 1
+    for (int i = C::N - 1; i >= 0; i--) {
+        uint32_t e = C::p(i) - (i == 0 ? 2u : 0u);
+#pragma unroll 1
+        for (int b = 31; b >= 0; b--) {
+            r = r.sqr();
+            if ((e >> b) & 1)
+                r = r * a;
+        }
+    }
+    return r;
+}
+
+/* 1/(a0 + a1 u) = (a0 - a1 u)/(a0^2 + a1^2) in Fp[u]/(u^2 + 1) */
+template <class F>
+__device__ __forceinline__ fp2_t<F> ec_inv(const fp2_t<F> &a)
+{
+    F t = ec_inv(a.c0.sqr() + a.c1.sqr());
+    return fp2_t<F>{a.c0 * t, (a.c1 * t).neg()};
+}
+
+/* d_out[j] = d_acc[j] in affine coordinates (all zero for infinity), j < m; d_pre: m
+ * elements of scratch. Launch with about m / EC_AFFINE_BATCH threads. */
+template <class F>
+__global__ void __launch_bounds__(256)
+xyzz_to_affine_kernel(affine_t<F> *d_out, const xyzz_t<F> *d_acc, F *d_pre, size_t m)
+{
+    const size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    if (t >= m)
+        return;
+    F prod = F::one();
+    size_t last = t;
+#pragma unroll 1
+    for (size_t j = t; j < m; j += stride) {
+        last = j;
+        const F zz = F::load(&d_acc[j].zz);
+        if (zz.is_zero())
+            continue;
+        prod.store(d_pre + j); /* product of the D's before j */
+        prod = prod * (zz * F::load(&d_acc[j].zzz));
+    }
+    F inv = ec_inv(prod); /* 1/(product of all D's) */
+#pragma unroll 1
+    for (size_t j = last;; j -= stride) {
+        const xyzz_t<F> p = xyzz_t<F>::load(d_acc + j);
+        F x = F::zero(), y = F::zero();
+        if (!p.zz.is_zero()) {
+            F di = inv * F::load(d_pre + j); /* 1/D_j */
+            inv = inv * (p.zz * p.zzz);      /* 1/(product of the D's before j) */
+            x = p.x * (di * p.zzz);          /* X/ZZ */
+            y = p.y * (di * p.zz);           /* Y/ZZZ */
+        }
+        x.store(&d_out[j].x);
+        y.store(&d_out[j].y);
+        if (j == t)
+            break;
+    }
+}

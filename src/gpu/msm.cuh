@@ -29,6 +29,15 @@
  *     at this size costs little); one thread per window adds per * that (log2(per)
  *     doublings) to sum_g A_g. The host (or a last thread) combines windows by Horner
  *     (c doublings each).
+ *
+ * TABLE. With the bases of a set resident for many proofs, the shifted copies
+ * T[w][i] = 2^(w c) P_i (w < W, affine) can be built once (msm_table_build: c doublings and a
+ * batched inversion per copy). Then sum_i k_i P_i = sum_(w,i) d_(w,i) T[w][i] is one window
+ * of W n entries: the digits go to one set of 2^(c-1) buckets (key = |digit|, value = the
+ * table index w n + i), one sort orders them all, and the bucket reduction runs once instead
+ * of W times. That makes larger windows pay (fewer level-0 additions for one larger
+ * reduction), at the price of W n affine points of device memory (2^24 BN254 G1 bases at
+ * c = 22: 12 copies, 12.9 GB). s.tab selects it; s.rwin is the number of windows reduced.
  */
 #pragma once
 #ifndef FF_HOST_EMU
@@ -76,6 +85,14 @@
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
 
+static inline unsigned msm_log2(unsigned x)
+{
+    unsigned l = 0;
+    while ((1u << l) < x)
+        l++;
+    return l;
+}
+
 /* Window bits for n points: lg n - 6, at most 16. For uniformly random scalars (the h MSM)
    18 at 2^23 and 20 from 2^24 points (13 windows instead of 16: fewer level-0 additions for
    more buckets; H200, G1 and G2 of both curves, dev/cuda/NOTES.md; 2^24 BLS12-381 G2 at
@@ -92,6 +109,17 @@ static inline unsigned msm_window_bits(size_t n, int witness = 0)
     if (lg == 23 && !witness)
         return 18;
     return lg < 10 ? 4 : lg - 6 > 16 ? 16 : lg - 6;
+}
+
+/* Window bits over a table of shifted bases (see TABLE): one reduction whatever the number of
+   windows, so wider: lg n - 2, at most MSM_TABLE_BITS_MAX */
+#define MSM_TABLE_BITS_MAX 22
+static inline unsigned msm_table_bits(size_t n)
+{
+    unsigned lg = 0;
+    while (((size_t)1 << lg) < n)
+        lg++;
+    return lg < 6 ? 4 : lg - 2 > MSM_TABLE_BITS_MAX ? MSM_TABLE_BITS_MAX : lg - 2;
 }
 
 /* buckets of one window of c-bit signed digits: 0 .. 2^(c-1) (bucket 0 is never used), and
@@ -116,8 +144,10 @@ static inline unsigned msm_groups_for(unsigned c)
 struct msm_shape {
     size_t n;          /* points */
     unsigned c;        /* window bits */
-    unsigned nwin;     /* windows */
-    unsigned key_bits; /* c + bits(nwin) */
+    unsigned nwin;     /* windows of the scalars */
+    unsigned tab;      /* 1: the bases are a table of nwin shifted copies (see TABLE) */
+    unsigned rwin;     /* windows reduced: nwin, or 1 over a table */
+    unsigned key_bits; /* c + bits(nwin); c over a table */
     size_t entries;    /* n * nwin */
     unsigned chunk0;   /* sorted entries per level-0 thread */
     size_t slots0;     /* partial slots of level 0: 2 * ceil(entries / chunk0) */
@@ -129,39 +159,44 @@ struct msm_shape {
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
 };
 
-/* witness = 1: the scalars are a witness (see msm_window_bits) */
-static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0, int witness = 0)
-{
-    msm_shape s;
-    s.n = n;
-    s.c = c ? c : msm_window_bits(n, witness);
-    s.nwin = (scalar_bits + 1 + s.c - 1) / s.c;
-    unsigned wb = 0;
-    while ((1u << wb) < s.nwin)
-        wb++;
-    s.key_bits = s.c + wb;
-    s.entries = n * s.nwin;
-    s.chunk0 = s.entries <= MSM_SMALL_ENTRIES               ? MSM_CHUNK_SMALL
-               : n >= MSM_LARGE_POINTS && !witness ? MSM_CHUNK_LARGE
-                                                   : MSM_CHUNK;
-    s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
-    s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
-    s.nbuckets = (size_t)s.nwin * msm_wstride(s.c);
-    s.sort_all = s.entries <= MSM_SORT_ALL_MAX;
-    s.groups = msm_groups_for(s.c);
-    s.c2 = 1;
-    while ((1u << (s.c2 - 1)) < s.groups)
-        s.c2++;
-    s.groups2 = msm_groups_for(s.c2);
-    return s;
-}
-
 /* level-0 chunk other than the default (a benchmark knob): the partial slots follow it */
 static inline void msm_shape_set_chunk(msm_shape &s, unsigned chunk0)
 {
     s.chunk0 = chunk0;
     s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
+}
+
+/* witness = 1: the scalars are a witness (see msm_window_bits); tab = 1: the bases are a table
+   of shifted copies (see TABLE; msm_table_ok says whether n allows one) */
+static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0, int witness = 0,
+                                     int tab = 0)
+{
+    msm_shape s;
+    s.n = n;
+    s.c = c ? c : tab ? msm_table_bits(n) : msm_window_bits(n, witness);
+    s.nwin = (scalar_bits + 1 + s.c - 1) / s.c;
+    s.tab = tab != 0;
+    s.rwin = s.tab ? 1 : s.nwin;
+    s.key_bits = s.tab ? s.c : s.c + msm_log2(s.nwin);
+    s.entries = n * s.nwin;
+    msm_shape_set_chunk(s, s.entries <= MSM_SMALL_ENTRIES             ? MSM_CHUNK_SMALL
+                           : n >= MSM_LARGE_POINTS && !witness ? MSM_CHUNK_LARGE
+                                                               : MSM_CHUNK);
+    s.nbuckets = (size_t)s.rwin * msm_wstride(s.c);
+    /* over a table every entry shares one bucket set, so all go through one sort */
+    s.sort_all = s.tab || s.entries <= MSM_SORT_ALL_MAX;
+    s.groups = msm_groups_for(s.c);
+    s.c2 = msm_log2(s.groups) + 1;
+    s.groups2 = msm_groups_for(s.c2);
+    return s;
+}
+
+/* whether n points can have a table: its index w n + i must fit the 31 bits of an entry's value */
+static inline bool msm_table_ok(size_t n, unsigned scalar_bits, unsigned c = 0)
+{
+    msm_shape s = msm_shape_of(n, scalar_bits, c, 0, 1);
+    return n > 0 && s.entries < ((size_t)1 << 31);
 }
 
 /* device scratch of one MSM, carved from one allocation (msm_scratch_size bytes) */
@@ -216,9 +251,9 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(nsel, 4);
     MSM_CARVE(sel_tmp, sel_bytes);
     t.sel_tmp_bytes = sel_bytes;
-    MSM_CARVE(groups, (size_t)s.nwin * s.groups * sizeof(xyzz_t<F>));
-    MSM_CARVE(sums, (size_t)s.nwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>));
-    MSM_CARVE(groups2, (size_t)s.nwin * s.groups2 * sizeof(xyzz_t<F>));
+    MSM_CARVE(groups, (size_t)s.rwin * s.groups * sizeof(xyzz_t<F>));
+    MSM_CARVE(sums, (size_t)s.rwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>));
+    MSM_CARVE(groups2, (size_t)s.rwin * s.groups2 * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
 #undef MSM_CARVE
     if (o)
@@ -236,8 +271,10 @@ static __device__ __forceinline__ uint32_t msm_bits(const uint32_t *s, unsigned 
     return __funnelshift_r(lo, hi, b) & ((1u << c) - 1);
 }
 
+/* entry (w, i): key (w << c) | |digit| and value i | sign << 31; over a table (tab = 1) key
+   |digit| and value (w n + i) | sign << 31, the table's point */
 static __global__ __launch_bounds__(256) void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t *scalars,
-                                                          size_t n, unsigned c, unsigned nwin)
+                                                          size_t n, unsigned c, unsigned nwin, unsigned tab)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -259,8 +296,8 @@ static __global__ __launch_bounds__(256) void msm_digits_kernel(uint32_t *keys, 
             neg = 0;
             carry = 0;
         }
-        keys[(size_t)w * n + i] = (w << c) | d;
-        vals[(size_t)w * n + i] = (uint32_t)i | (neg << 31);
+        keys[(size_t)w * n + i] = tab ? d : (w << c) | d;
+        vals[(size_t)w * n + i] = (uint32_t)(tab ? (size_t)w * n + i : i) | (neg << 31);
     }
 }
 
@@ -416,14 +453,6 @@ __global__ __launch_bounds__(128) void msm_window_join_kernel(xyzz_t<F> *groups,
     a.store(groups + w * ngroups);
 }
 
-static inline unsigned msm_log2(unsigned x)
-{
-    unsigned l = 0;
-    while ((1u << l) < x)
-        l++;
-    return l;
-}
-
 template <class F>
 __global__ __launch_bounds__(128) void msm_group_pairs_kernel(xyzz_t<F> *groups, unsigned nwin, unsigned stride,
                                                               unsigned ngroups)
@@ -451,8 +480,59 @@ __global__ void msm_final_kernel(uint8_t *out, const xyzz_t<F> *groups, unsigned
     r.store_jacobian(out);
 }
 
+/* one copy of a table (see TABLE): acc[j] = 2^c prev[j] (XYZZ), j < m; prev: affine points */
+template <class F>
+__global__ __launch_bounds__(128) void msm_table_dbl_kernel(xyzz_t<F> *acc, const uint8_t *prev, size_t m, unsigned c)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    xyzz_t<F> p = xyzz_t<F>::from_affine(affine_t<F>::load(prev + j * 2 * sizeof(F)));
+    for (unsigned k = 0; k < c; k++)
+        p.dbl();
+    p.store(acc + j);
+}
+
+/* bytes of the table of shape s (s.tab): nwin copies of n affine points */
+template <class F>
+static inline size_t msm_table_bytes(const msm_shape &s)
+{
+    return (size_t)s.nwin * s.n * 2 * sizeof(F);
+}
+
 #ifndef FF_HOST_EMU
 static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
+
+/* Builds the table of shape s (s.tab) at d_tab (msm_table_bytes) from the n bases at d_bases:
+ * copy 0 is the bases, copy w is 2^c times copy w - 1, in steps of as many points as the
+ * scratch holds (an XYZZ point and a field element each). Asynchronous on st. */
+template <class F>
+static cudaError_t msm_table_build(uint8_t *d_tab, const uint8_t *d_bases, const msm_shape &s, void *scratch,
+                                   size_t scratch_bytes, cudaStream_t st)
+{
+    const size_t pt = 2 * sizeof(F), per = sizeof(xyzz_t<F>) + sizeof(F);
+    size_t chunk = scratch_bytes > 512 ? (scratch_bytes - 512) / per : 0;
+    if (chunk > s.n)
+        chunk = s.n;
+    if (s.n && chunk == 0)
+        return cudaErrorInvalidValue;
+    cudaError_t e = cudaMemcpyAsync(d_tab, d_bases, s.n * pt, cudaMemcpyDeviceToDevice, st);
+    if (e != cudaSuccess)
+        return e;
+    xyzz_t<F> *acc = (xyzz_t<F> *)scratch;
+    F *pre = (F *)((uint8_t *)scratch + msm_align(chunk * sizeof(xyzz_t<F>)));
+    for (unsigned w = 1; w < s.nwin; w++)
+        for (size_t off = 0; off < s.n; off += chunk) {
+            size_t m = s.n - off < chunk ? s.n - off : chunk;
+            msm_table_dbl_kernel<F><<<msm_grid(m, 128), 128, 0, st>>>(acc, d_tab + ((w - 1) * s.n + off) * pt, m, s.c);
+            size_t th = (m + EC_AFFINE_BATCH - 1) / EC_AFFINE_BATCH;
+            xyzz_to_affine_kernel<F>
+                <<<msm_grid(th, 256), 256, 0, st>>>((affine_t<F> *)(d_tab + (w * s.n + off) * pt), acc, pre, m);
+            if ((e = cudaGetLastError()) != cudaSuccess)
+                return e;
+        }
+    return cudaSuccess;
+}
 
 /* optional phase timing (dev/cuda/lab.cu): events after digits+sort, level 0, the later
    levels, the bucket reduction and the end; ev[0] is recorded at the start */
@@ -467,8 +547,9 @@ struct msm_prof {
     } while (0)
 
 /* Runs one MSM: d_scalars (n x 32 bytes, std form, on the device) over d_bases (n affine
- * points, zkey layout). Writes the Jacobian result to sc.result, or, when h_windows is given,
- * copies the nwin window sums (XYZZ, window 0 first) there for the host to combine: the
+ * points, zkey layout; over a table, s.tab, the nwin n points of msm_table_build). Writes the
+ * Jacobian result to sc.result, or, when h_windows is given, copies the s.rwin window sums
+ * (XYZZ, window 0 first) there for the host to combine: the
  * c * (nwin - 1) doublings of that last step are one dependent chain, which a CPU core runs
  * many times faster than one GPU thread. reuse_sort != 0 skips the
  * digits and the sort and uses the sorted entries the previous call left in sc (same n and
@@ -483,14 +564,15 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     MSM_PROF_MARK(prof, 0, st);
     if (s.n == 0) {
         if (h_windows) {
-            memset(h_windows, 0, (size_t)s.nwin * sizeof(xyzz_t<F>));
+            memset(h_windows, 0, (size_t)s.rwin * sizeof(xyzz_t<F>));
             return cudaSuccess;
         }
         e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
         return e;
     }
     if (!reuse_sort) {
-        msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin);
+        msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin,
+                                                                    s.tab);
         /* entries are window-major, so each window sorts alone on its c bucket bits */
         if (s.sort_all) {
             size_t tmp = sc.sort_tmp_bytes;
@@ -549,30 +631,30 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             prof->levels++;
     }
     MSM_PROF_MARK(prof, 3, st);
-    if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, (size_t)s.nwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>), st)))
+    if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, (size_t)s.rwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>), st)))
         return e;
-    msm_bucket_sums_kernel<F><<<msm_grid((size_t)s.nwin * s.groups, 128), 128, 0, st>>>(
-        sc.groups, sc.sums, sc.buckets, s.c, s.nwin, s.groups, s.c2);
+    msm_bucket_sums_kernel<F><<<msm_grid((size_t)s.rwin * s.groups, 128), 128, 0, st>>>(
+        sc.groups, sc.sums, sc.buckets, s.c, s.rwin, s.groups, s.c2);
     for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
         msm_group_pairs_kernel<F>
-            <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups, s.nwin, stride, s.groups);
+            <<<msm_grid((size_t)s.rwin * stride, 128), 128, 0, st>>>(sc.groups, s.rwin, stride, s.groups);
     if (s.groups > 1) {
-        msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.nwin * s.groups2, 128), 128, 0, st>>>(
-            sc.groups2, sc.sums, s.c2, s.nwin, s.groups2);
+        msm_bucket_reduce_kernel<F><<<msm_grid((size_t)s.rwin * s.groups2, 128), 128, 0, st>>>(
+            sc.groups2, sc.sums, s.c2, s.rwin, s.groups2);
         for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
             msm_group_pairs_kernel<F>
-                <<<msm_grid((size_t)s.nwin * stride, 128), 128, 0, st>>>(sc.groups2, s.nwin, stride, s.groups2);
-        msm_window_join_kernel<F><<<msm_grid(s.nwin, 128), 128, 0, st>>>(
-            sc.groups, sc.groups2, s.nwin, s.groups, s.groups2, s.c - 1 - msm_log2(s.groups));
+                <<<msm_grid((size_t)s.rwin * stride, 128), 128, 0, st>>>(sc.groups2, s.rwin, stride, s.groups2);
+        msm_window_join_kernel<F><<<msm_grid(s.rwin, 128), 128, 0, st>>>(
+            sc.groups, sc.groups2, s.rwin, s.groups, s.groups2, s.c - s.c2);
     }
     MSM_PROF_MARK(prof, 4, st);
     if (h_windows) {
         e = cudaMemcpy2DAsync(h_windows, sizeof(xyzz_t<F>), sc.groups, s.groups * sizeof(xyzz_t<F>),
-                              sizeof(xyzz_t<F>), s.nwin, cudaMemcpyDeviceToHost, st);
+                              sizeof(xyzz_t<F>), s.rwin, cudaMemcpyDeviceToHost, st);
         if (e != cudaSuccess)
             return e;
     } else {
-        msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.nwin, s.groups);
+        msm_final_kernel<F><<<1, 32, 0, st>>>(sc.result, sc.groups, s.c, s.rwin, s.groups);
     }
     MSM_PROF_MARK(prof, 5, st);
     return cudaGetLastError();
