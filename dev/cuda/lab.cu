@@ -450,8 +450,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
         tb.start();
         CK(msm_table_build<F>(d_tab, d_bases, s, d_scr, bytes, 0));
         float ms = tb.stop();
-        printf("table of %u copies of %zu points built in %.1f ms (%.2f GB)
-", s.nwin, n, ms,
+        printf("table of %u copies of %zu points built in %.1f ms (%.2f GB)\n", s.nwin, n, ms,
                msm_table_bytes<F>(s) / 1e9);
         cudaFree(d_bases);
         d_bases = d_tab;
