@@ -60,7 +60,8 @@ typedef struct zkey_file {
 cuzk_err zkey_open(zkey_file *out, const char *path, char *err);
 void zkey_close(zkey_file *z);
 
-/* Checks that a witness fits a key: same curve, n_witness == n_vars, value[0] == 1. */
+/* Checks that a witness fits a key: same curve, n_witness == n_vars, value[0] == 1 (that each
+ * value is below r, wtns_open has checked). */
 cuzk_err zkey_check_witness(const zkey_file *z, const wtns_file *w, char *err);
 
 /* ---- .r1cs ---- */
