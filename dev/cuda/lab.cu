@@ -743,7 +743,7 @@ int main(int argc, char **argv)
     if (table) { /* window bits over a table of shifted bases (checked, timed, phases) */
         msm_sweep<fq, 1>(frr, fqr, 22, {18, 20}, {0}, 1);
         msm_sweep<fq, 1>(frr, fqr, 24, {20, 22, 24}, {0}, 1);
-        msm_sweep<fq2, 2>(frr, fqr, 24, {20, 22}, {0}, 1);
+        msm_sweep<fq2, 2>(frr, fqr, 24, {22, 24}, {0}, 1);
     }
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);

@@ -131,12 +131,15 @@ static inline __host__ __device__ size_t msm_bucket_at(uint32_t key, unsigned c)
 }
 
 /* reduction threads per window for 2^(c-1) buckets (a power of two): as few as keep at most
-   MSM_GROUP_BUCKETS(_SMALL) buckets per thread */
+   MSM_GROUP_BUCKETS(_SMALL) buckets per thread (up to c = 24) */
 static inline unsigned msm_group_buckets(unsigned c) { return c <= 10 ? MSM_GROUP_BUCKETS_SMALL : MSM_GROUP_BUCKETS; }
+#ifndef MSM_GROUPS_MAX
+#define MSM_GROUPS_MAX (1u << 20) /* reduction threads per window, at most */
+#endif
 static inline unsigned msm_groups_for(unsigned c)
 {
     unsigned g = 1;
-    while (g * msm_group_buckets(c) < (1u << (c - 1)) && g < 65536)
+    while (g * msm_group_buckets(c) < (1u << (c - 1)) && g < MSM_GROUPS_MAX)
         g *= 2;
     return g;
 }
