@@ -16,6 +16,8 @@
 #      in one chunk and in many (CUZK_TEST_FB_CHUNK); then a timing line for 2^20
 #      constraints per curve (GPU and CPU, keys compared too), printed for the record.
 # Prints "SKIPPED: no GPU" and succeeds when nvidia-smi finds no GPU.
+# Keys of at most 2^16 points a set run their five MSMs at once, larger ones one after another
+# on one scratch: GPU_SIZES should name sizes on both sides (the default and device_session.sh do).
 # Env: CUZK (binary), GPU_TEST (gpu_backend_test binary), GPU_SIZES (constraint counts),
 #      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing.
 set -uo pipefail

@@ -510,10 +510,11 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
         return e;
+    /* s.rwin sums: one over a table (its windows share one set of buckets) */
     if (std::is_same<F, fq>::value)
-        GPU_C(msm_windows_g1)(out, win, s.nwin, s.c);
+        GPU_C(msm_windows_g1)(out, win, s.rwin, s.c);
     else
-        GPU_C(msm_windows_g2)(out, win, s.nwin, s.c);
+        GPU_C(msm_windows_g2)(out, win, s.rwin, s.c);
     return cudaSuccess;
 }
 
