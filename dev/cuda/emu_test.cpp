@@ -271,29 +271,20 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         blockIdx.x = (unsigned)i;
         msm_digits_kernel(keys.data(), vals.data(), scalars, n, s.c, s.nwin, s.tab);
     }
-    if (s.tab) { /* over a table: one sort of all entries on the bucket bits */
-        std::vector<size_t> idx(s.entries);
-        for (size_t i = 0; i < s.entries; i++)
-            idx[i] = i;
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) { return keys[x] < keys[y]; });
-        std::vector<uint32_t> k2(s.entries), v2(s.entries);
-        for (size_t i = 0; i < s.entries; i++)
-            k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
-        keys.swap(k2);
-        vals.swap(v2);
-    }
-    for (unsigned w = 0; w < s.nwin && !s.tab; w++) { /* the per-window sort on the bucket bits */
-        std::vector<size_t> idx(n);
-        for (size_t i = 0; i < n; i++)
-            idx[i] = (size_t)w * n + i;
+    /* the sort on the bucket bits: per window, or over a table all entries at once */
+    size_t seg = s.tab ? s.entries : n;
+    for (size_t off = 0; off < s.entries; off += seg) {
+        std::vector<size_t> idx(seg);
+        for (size_t i = 0; i < seg; i++)
+            idx[i] = off + i;
         std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
             return (keys[x] & ((1u << s.c) - 1)) < (keys[y] & ((1u << s.c) - 1));
         });
-        std::vector<uint32_t> k2(n), v2(n);
-        for (size_t i = 0; i < n; i++)
+        std::vector<uint32_t> k2(seg), v2(seg);
+        for (size_t i = 0; i < seg; i++)
             k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
-        std::copy(k2.begin(), k2.end(), keys.begin() + (size_t)w * n);
-        std::copy(v2.begin(), v2.end(), vals.begin() + (size_t)w * n);
+        std::copy(k2.begin(), k2.end(), keys.begin() + off);
+        std::copy(v2.begin(), v2.end(), vals.begin() + off);
     }
     msm_src_affine<F> src0{keys.data(), vals.data(), bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
