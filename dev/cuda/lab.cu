@@ -3,13 +3,14 @@
  * reference in ref.h on fresh random inputs and timed (median of several runs) against a
  * model bound.
  *
- *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep] [msm24] [table]
+ *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep] [msm24] [table] [tg1] [tg2]
  *   (no argument: ff ntt msm)
  *   big: MSMs and NTTs up to 2^24 / 2^26; prof: MSM phase timings; one: one MSM per group for
  *   a profiler; distinct: MSM timings over 2^20..2^24 distinct bases (not checked); sweep:
  *   window bits x level-0 chunk at 2^22 and 2^24 (checked, timed, phases); msm24: the default
  *   shape at 2^24, G1 and G2 (checked, timed, phases); table: window bits over a table of
- *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE)
+ *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE); tg1, tg2: G1 or G2
+ *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob)
  *
  * MSM times run as the backend's do: to the window sums copied to the host (the backend then
  * combines the windows on a CPU core, c (windows - 1) doublings, not timed here).
@@ -678,7 +679,7 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 int main(int argc, char **argv)
 {
     bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
-         distinct = false, sweep = false, msm24 = false, table = false;
+         distinct = false, sweep = false, msm24 = false, table = false, tg1 = false, tg2 = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -700,6 +701,10 @@ int main(int argc, char **argv)
             msm24 = true;
         else if (!strcmp(argv[i], "table"))
             table = true;
+        else if (!strcmp(argv[i], "tg1"))
+            tg1 = true;
+        else if (!strcmp(argv[i], "tg2"))
+            tg2 = true;
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {
@@ -745,6 +750,10 @@ int main(int argc, char **argv)
         msm_sweep<fq, 1>(frr, fqr, 24, {20, 22, 24}, {0}, 1);
         msm_sweep<fq2, 2>(frr, fqr, 24, {22, 24}, {0}, 1);
     }
+    if (tg1)
+        msm_sweep<fq, 1>(frr, fqr, 24, {0}, {0}, 1);
+    if (tg2)
+        msm_sweep<fq2, 2>(frr, fqr, 24, {0}, {0}, 1);
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);
         msm_prof_run<fq2, 2>(frr, fqr, 22);
@@ -754,7 +763,7 @@ int main(int argc, char **argv)
         msm_test<fq2, 2>(frr, fqr, big);
     }
 #else
-    (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep, (void)msm24, (void)table;
+    (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep, (void)msm24, (void)table, (void)tg1, (void)tg2;
 #endif
     printf("%s\n", g_fail ? "LAB FAILED" : "LAB OK");
     return g_fail;

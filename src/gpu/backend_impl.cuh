@@ -112,12 +112,24 @@ size_t msm_need(const zkey_file *z, int tab)
     return m;
 }
 
+#define GPU_KEY_RESERVE ((size_t)64 << 20) /* device memory a key leaves free for the runtime */
+
+/* device bytes of a key: base (its bases, matrices, NTT and witness buffers), the MSM scratch
+ * (one per set when the sets run in parallel), with tab the h MSM's table, and GPU_KEY_RESERVE */
+size_t key_need(const zkey_file *z, size_t base, int tab, int par_sets)
+{
+    size_t b = base + msm_need(z, tab) * (par_sets ? ZKEY_BASES : 1) + GPU_KEY_RESERVE;
+    if (tab)
+        b += msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1)));
+    return b;
+}
+
 /* Whether the h MSM gets a table of shifted bases (msm.cuh TABLE): CUZK_GPU_MSM_TABLE=1 asks
  * for one whenever the device holds it, 0 never; by default from MSM_TABLE_MIN_POINTS points
  * when the key with the table still leaves a quarter of the device's memory free (other keys
- * and jobs share the device). need: the key's bytes without the MSM scratch. */
+ * and jobs share the device). base: as key_need's. */
 #define MSM_TABLE_MIN_POINTS ((size_t)1 << 22)
-int use_table(const zkey_file *z, size_t need, size_t free_b, size_t total_b, int par_sets)
+int use_table(const zkey_file *z, size_t base, size_t free_b, size_t total_b, int par_sets)
 {
     const char *env = getenv("CUZK_GPU_MSM_TABLE");
     size_t n = set_points(z, ZKEY_H);
@@ -126,8 +138,7 @@ int use_table(const zkey_file *z, size_t need, size_t free_b, size_t total_b, in
     int forced = env && !strcmp(env, "1");
     if (!forced && n < MSM_TABLE_MIN_POINTS)
         return 0;
-    size_t with = need + msm_need(z, 1) * (par_sets ? ZKEY_BASES : 1) +
-                  msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1))) + (64u << 20);
+    size_t with = key_need(z, base, 1, par_sets);
     return with <= free_b && (forced || with + total_b / 4 <= free_b);
 }
 
@@ -255,15 +266,13 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
     k->tab_h = use_table(z, need, free_b, total_b, k->par_sets);
     k->msm_bytes = msm_need(z, k->tab_h);
-    need += k->msm_bytes * (k->par_sets ? ZKEY_BASES : 1);
-    if (k->tab_h)
-        need += msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1)));
-    if (need + (64u << 20) > free_b) {
+    need = key_need(z, need, k->tab_h, k->par_sets);
+    if (need > free_b) {
         free(k);
         return cuzk_errf(err, CUZK_ENOMEM,
                          "gpu %d: key needs %zu bytes of device memory (bases, matrices, NTT and MSM buffers), "
                          "%zu bytes are free",
-                         im->device, need + (64u << 20), free_b);
+                         im->device, need, free_b);
     }
     if (pthread_mutex_init(&k->mu_ntt, nullptr) || pthread_mutex_init(&k->mu_msm, nullptr)) {
         free(k);

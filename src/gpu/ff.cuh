@@ -20,6 +20,10 @@
 #pragma once
 #include <stdint.h>
 
+#ifndef FF_EO_LIMBS
+#define FF_EO_LIMBS 8 /* operator* takes mul_eo up to this many limbs (see operator*) */
+#endif
+
 #ifndef FF_HOST_EMU /* dev/cuda/emu_test.cpp compiles this file for the CPU with its own primitives */
 #define FF_INLINE __device__ __forceinline__
 
@@ -271,8 +275,12 @@ struct fp_t {
 
     /* mul_eo for 8 limbs (Fr of both curves, BN254 Fq). For 12 limbs (BLS12-381 Fq) the G1
      * MSM ran slower with it (251 -> 326 ms at 2^24: register pressure), so G1 keeps mul_sos
-     * while Fp2 products, which gained (1298 -> 1071 ms for G2), call mul_eo directly. */
-    friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b) { return N == 8 ? mul_eo(a, b) : mul_sos(a, b); }
+     * while Fp2 products, which gained (1298 -> 1071 ms for G2), call mul_eo directly.
+     * FF_EO_LIMBS (a benchmark knob): the most limbs operator* takes mul_eo for. */
+    friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b)
+    {
+        return N <= FF_EO_LIMBS ? mul_eo(a, b) : mul_sos(a, b);
+    }
 
     FF_INLINE fp_t sqr() const
     {

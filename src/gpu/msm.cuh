@@ -85,10 +85,11 @@
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
 #endif
 
-static inline unsigned msm_log2(unsigned x)
+/* ceil(log2 x) */
+static inline unsigned msm_log2(size_t x)
 {
     unsigned l = 0;
-    while ((1u << l) < x)
+    while (((size_t)1 << l) < x)
         l++;
     return l;
 }
@@ -101,9 +102,7 @@ static inline unsigned msm_log2(unsigned x)
    (2^24 BLS12-381 proof: 0.67 s with c = 16 for the witness MSMs, 1.21 s with 20). */
 static inline unsigned msm_window_bits(size_t n, int witness = 0)
 {
-    unsigned lg = 0;
-    while (((size_t)1 << lg) < n)
-        lg++;
+    unsigned lg = msm_log2(n);
     if (lg >= 24 && !witness)
         return 20;
     if (lg == 23 && !witness)
@@ -116,9 +115,7 @@ static inline unsigned msm_window_bits(size_t n, int witness = 0)
 #define MSM_TABLE_BITS_MAX 22
 static inline unsigned msm_table_bits(size_t n)
 {
-    unsigned lg = 0;
-    while (((size_t)1 << lg) < n)
-        lg++;
+    unsigned lg = msm_log2(n);
     return lg < 6 ? 4 : lg - 2 > MSM_TABLE_BITS_MAX ? MSM_TABLE_BITS_MAX : lg - 2;
 }
 
