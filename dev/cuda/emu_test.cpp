@@ -71,12 +71,29 @@ static void field_test(const char *name, const uint32_t *p32)
             a[0] -= 1;
             memcpy(b, a, sizeof b);
         }
+        if (it >= 2 && it < 2 + 4 * E) { /* each component 0 or P - 1 (Fp2: the extremes of
+                                             the lazily reduced products) */
+            for (int e = 0; e < E; e++) {
+                bool top_a = (it - 2) >> e & 1, top_b = (it - 2) >> (e + E) & 1;
+                memcpy(a + e * L, f.p, L * 8);
+                a[e * L] -= 1;
+                memcpy(b + e * L, a + e * L, L * 8);
+                if (!top_a)
+                    memset(a + e * L, 0, L * 8);
+                if (!top_b)
+                    memset(b + e * L, 0, L * 8);
+            }
+        }
         F x, y, z;
         memcpy(&x, a, sizeof x);
         memcpy(&y, b, sizeof y);
         z = x * y;
         R.mul(r, a, b);
         bad += memcmp(&z, r, sizeof r) != 0;
+        if constexpr (E == 2) { /* both Fp2 products, whichever operator* takes */
+            z = F::mul_lazy(x, y);
+            bad += memcmp(&z, r, sizeof r) != 0;
+        }
         z = x.sqr();
         R.mul(r, a, a);
         bad += memcmp(&z, r, sizeof r) != 0;

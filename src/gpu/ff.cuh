@@ -23,6 +23,9 @@
 #ifndef FF_EO_LIMBS
 #define FF_EO_LIMBS 8 /* operator* takes mul_eo up to this many limbs (see operator*) */
 #endif
+#ifndef FP2_LAZY
+#define FP2_LAZY 0 /* Fp2 products reduced once per coefficient (see fp2_t::operator*) */
+#endif
 
 #ifndef FF_HOST_EMU /* dev/cuda/emu_test.cpp compiles this file for the CPU with its own primitives */
 #define FF_INLINE __device__ __forceinline__
@@ -57,6 +60,7 @@
  * (true for every modulus here: the top limb of P is nonzero). */
 template <class C>
 struct fp_t {
+    typedef C params;
     static const int N = C::N;
     static const int LIMBS = N;
     uint32_t v[N];
@@ -241,6 +245,111 @@ struct fp_t {
         return reduce_once(r, top);
     }
 
+    /* ---- lazy reduction (fp2_t::operator*): products kept as 2N limbs, reduced once ---- */
+
+    /* w[0..2N-1] = a * b for any N-limb a, b (no reduction): mul_eo's product rows */
+    static FF_INLINE void mul_wide(uint32_t *w, const uint32_t *a, const uint32_t *b)
+    {
+        uint32_t e[2 * N], o[2 * N];
+#pragma unroll
+        for (int k = 0; k < N; k += 2) {
+            uint64_t pe = (uint64_t)a[k] * b[0], po = (uint64_t)a[k + 1] * b[0];
+            e[k] = (uint32_t)pe;
+            e[k + 1] = (uint32_t)(pe >> 32);
+            o[k] = (uint32_t)po;
+            o[k + 1] = (uint32_t)(po >> 32);
+        }
+        e[N] = o[N] = 0;
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            PTX_MADLO_CC(e[i], a[0], b[i], e[i]);
+            PTX_MADCHI_CC(e[i + 1], a[0], b[i], e[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(e[i + k], a[k], b[i], e[i + k]);
+                PTX_MADCHI_CC(e[i + k + 1], a[k], b[i], e[i + k + 1]);
+            }
+            PTX_ADDC(e[i + N], 0u, 0u);
+            PTX_MADLO_CC(o[i], a[1], b[i], o[i]);
+            PTX_MADCHI_CC(o[i + 1], a[1], b[i], o[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(o[i + k], a[k + 1], b[i], o[i + k]);
+                PTX_MADCHI_CC(o[i + k + 1], a[k + 1], b[i], o[i + k + 1]);
+            }
+            PTX_ADDC(o[i + N], 0u, 0u);
+        }
+        /* E + O * 2^32 (O[j] is limb j + 1; its top limb and the carry out are 0: a b < 2^64N) */
+        w[0] = e[0];
+        PTX_ADD_CC(w[1], e[1], o[0]);
+#pragma unroll
+        for (int j = 2; j < 2 * N - 1; j++)
+            PTX_ADDC_CC(w[j], e[j], o[j - 1]);
+        PTX_ADDC(w[2 * N - 1], e[2 * N - 1], o[2 * N - 2]);
+    }
+
+    /* Montgomery reduction of t[0..2N-1] < P * 2^(32N) by mul_eo's reduction rows on the low
+     * half (E = t_lo, O = 0), the high half added at the end: (t + m P) / 2^(32N) < 2P */
+    static FF_INLINE fp_t redc_eo(const uint32_t *t)
+    {
+        uint32_t e[2 * N], o[2 * N], c = 0;
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            e[j] = t[j];
+            e[N + j] = 0;
+            o[j] = o[N + j] = 0;
+        }
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint32_t below = i ? o[i - 1] : 0u; /* limb i of O */
+            uint32_t m = (e[i] + below + c) * C::m0();
+            PTX_MADLO_CC(e[i], m, C::p(0), e[i]);
+            PTX_MADCHI_CC(e[i + 1], m, C::p(0), e[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(e[i + k], m, C::p(k), e[i + k]);
+                PTX_MADCHI_CC(e[i + k + 1], m, C::p(k), e[i + k + 1]);
+            }
+            PTX_ADDC(e[i + N], e[i + N], 0u);
+            PTX_MADLO_CC(o[i], m, C::p(1), o[i]);
+            PTX_MADCHI_CC(o[i + 1], m, C::p(1), o[i + 1]);
+#pragma unroll
+            for (int k = 2; k < N; k += 2) {
+                PTX_MADCLO_CC(o[i + k], m, C::p(k + 1), o[i + k]);
+                PTX_MADCHI_CC(o[i + k + 1], m, C::p(k + 1), o[i + k + 1]);
+            }
+            PTX_ADDC(o[i + N], o[i + N], 0u);
+            c = (uint32_t)(((uint64_t)e[i] + below + c) >> 32);
+        }
+        uint32_t r[N], top;
+        PTX_ADD_CC(r[0], e[N], o[N - 1]);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], e[N + j], o[N + j - 1]);
+        PTX_ADDC(top, o[2 * N - 1], 0u);
+        PTX_ADD_CC(r[0], r[0], c);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], r[j], 0u);
+        PTX_ADDC(top, top, 0u);
+        PTX_ADD_CC(r[0], r[0], t[N]);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], r[j], t[N + j]);
+        PTX_ADDC(top, top, 0u);
+        return reduce_once(r, top);
+    }
+
+    /* r = a + b as N limbs, not reduced (< 2P, which fits when P < 2^(32N-1)) */
+    static FF_INLINE void add_raw(uint32_t *r, const fp_t &a, const fp_t &b)
+    {
+        PTX_ADD_CC(r[0], a.v[0], b.v[0]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++)
+            PTX_ADDC_CC(r[i], a.v[i], b.v[i]);
+        PTX_ADDC(r[N - 1], a.v[N - 1], b.v[N - 1]);
+    }
+
     /* Product scanning by rows into 2N limbs (low halves in one chain, high halves in the
      * next), then a separate REDC: fewer live registers than mul_eo. */
     static FF_INLINE fp_t mul_sos(const fp_t &a, const fp_t &b)
@@ -405,12 +514,52 @@ struct fp2_t {
     friend FF_INLINE fp2_t operator-(const fp2_t &a, const fp2_t &b) { return fp2_t{a.c0 - b.c0, a.c1 - b.c1}; }
     FF_INLINE fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }
     FF_INLINE fp2_t dbl() const { return fp2_t{c0.dbl(), c1.dbl()}; }
-    /* Karatsuba: 3M */
+    /* Karatsuba: 3M (with FP2_LAZY, mul_lazy) */
     friend FF_INLINE fp2_t operator*(const fp2_t &a, const fp2_t &b)
     {
+#if FP2_LAZY
+        return mul_lazy(a, b);
+#else
         F v0 = F::mul_eo(a.c0, b.c0), v1 = F::mul_eo(a.c1, b.c1);
         F s = F::mul_eo(a.c0 + a.c1, b.c0 + b.c1);
         return fp2_t{v0 - v1, s - v0 - v1};
+#endif
+    }
+    /* Karatsuba with lazy reduction: the three products stay 2N limbs wide and only c0 and c1
+       are reduced, two REDCs instead of three (needs 2P < 2^(32N), true of both curves):
+       c1 = (a0 + a1)(b0 + b1) - a0 b0 - a1 b1 = a0 b1 + a1 b0 < 2P^2 exactly, and
+       c0 = a0 b0 - a1 b1, plus P 2^(32N) when negative; both below P 2^(32N) */
+    static FF_INLINE fp2_t mul_lazy(const fp2_t &a, const fp2_t &b)
+    {
+        const int N = F::LIMBS;
+        uint32_t t0[2 * N], t1[2 * N], s[2 * N], d[2 * N], bw;
+        F::mul_wide(t0, a.c0.v, b.c0.v);
+        F::mul_wide(t1, a.c1.v, b.c1.v);
+        PTX_ADD_CC(s[0], t0[0], t1[0]);
+#pragma unroll
+        for (int j = 1; j < 2 * N - 1; j++)
+            PTX_ADDC_CC(s[j], t0[j], t1[j]);
+        PTX_ADDC(s[2 * N - 1], t0[2 * N - 1], t1[2 * N - 1]);
+        PTX_SUB_CC(d[0], t0[0], t1[0]);
+#pragma unroll
+        for (int j = 1; j < 2 * N; j++)
+            PTX_SUBC_CC(d[j], t0[j], t1[j]);
+        PTX_SUBC(bw, 0u, 0u); /* 0 or all ones */
+        PTX_ADD_CC(d[N], d[N], F::params::p(0) & bw);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++)
+            PTX_ADDC_CC(d[N + j], d[N + j], F::params::p(j) & bw);
+        PTX_ADDC(d[2 * N - 1], d[2 * N - 1], F::params::p(N - 1) & bw);
+        uint32_t sa[N], sb[N];
+        F::add_raw(sa, a.c0, a.c1);
+        F::add_raw(sb, b.c0, b.c1);
+        F::mul_wide(t0, sa, sb);
+        PTX_SUB_CC(t0[0], t0[0], s[0]);
+#pragma unroll
+        for (int j = 1; j < 2 * N - 1; j++)
+            PTX_SUBC_CC(t0[j], t0[j], s[j]);
+        PTX_SUBC(t0[2 * N - 1], t0[2 * N - 1], s[2 * N - 1]);
+        return fp2_t{F::redc_eo(d), F::redc_eo(t0)};
     }
     /* complex squaring: (a0+a1)(a0-a1), 2 a0 a1: 2M */
     FF_INLINE fp2_t sqr() const
