@@ -4,7 +4,7 @@
 # carried CUDA objects and labs, then, each part under its own time limit:
 #   1. tests/gpu.sh            GPU against CPU, byte for byte, and snarkjs-format checks
 #   2. bench/pipeline.sh       the Filecoin-shaped mix through the daemon (files for --report)
-#   3. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat
+#   3. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat, verify
 #   4. bench/gpu.sh            kernel table and whole proofs (bench/results format)
 # Logs and tables go to $OUT. Knobs: LARGE_LOG (24), LARGE_CURVE (bls12381), SKIP="pipeline ...".
 set -uo pipefail
@@ -50,7 +50,8 @@ large() {
     "$CUZK" dev-circuit --curve "${LARGE_CURVE:-bls12381}" --constraints $(( (1 << ${LARGE_LOG:-24}) - 2 )) --out $d -q \
         || return 1
     ls -la $d
-    "$CUZK" prove -v --repeat 3 --backend gpu $d/circuit.zkey $d/witness.wtns $d/proof.json $d/public.json
+    "$CUZK" prove -v --repeat 3 --backend gpu $d/circuit.zkey $d/witness.wtns $d/proof.json $d/public.json &&
+        "$CUZK" verify $d/vk.json $d/public.json $d/proof.json
 }
 export -f large
 part large ${LARGE_S:-130} bash -c large
