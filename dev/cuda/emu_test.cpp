@@ -71,8 +71,9 @@ static void field_test(const char *name, const uint32_t *p32)
             a[0] -= 1;
             memcpy(b, a, sizeof b);
         }
-        if (it >= 2 && it < 2 + 4 * E) { /* each component 0 or P - 1 (Fp2: the extremes of
-                                             the lazily reduced products) */
+        if (it >= 2 && it < 2 + (1 << (2 * E))) { /* every choice of 0 or P - 1 for each
+                                                      component of a and b (Fp2: the extremes
+                                                      of the lazily reduced products) */
             for (int e = 0; e < E; e++) {
                 bool top_a = (it - 2) >> e & 1, top_b = (it - 2) >> (e + E) & 1;
                 memcpy(a + e * L, f.p, L * 8);
