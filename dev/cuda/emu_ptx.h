@@ -33,6 +33,8 @@ static inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, unsigned s)
     s &= 31;
     return s ? (lo >> s) | (hi << (32 - s)) : lo;
 }
+static inline int __ffs(uint32_t x) { return __builtin_ffs((int)x); }
+static inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 static inline unsigned long long __brevll(unsigned long long v)
 {
     unsigned long long r = 0;

@@ -104,8 +104,16 @@ static void field_test(const char *name, const uint32_t *p32)
         z = x - y;
         R.sub(r, a, b);
         bad += memcmp(&z, r, sizeof r) != 0;
+        /* the variable-time inverse: x z = 1, and equal to Fermat's (ec_inv) on some */
+        z = ec_inv_vt(x);
+        if (x.is_zero())
+            bad += !z.is_zero();
+        else
+            bad += (x * z) != F::one();
+        if (it < 300 && p32[0] > 2) /* ec_inv assumes the low limb of p above 2 (Fq's) */
+            bad += z != ec_inv(x);
     }
-    printf("%-16s mul/sqr/add/sub x 20000: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
+    printf("%-16s mul/sqr/add/sub/inv x 20000: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
     fails += bad != 0;
 }
 
@@ -245,9 +253,11 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 /* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
 template <class F>
 static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits,
-                    unsigned c_force = 0, int tab = 0)
+                    unsigned c_force = 0, int tab = 0, unsigned aff = 0, unsigned aff_chunk = 0)
 {
     msm_shape s = msm_shape_of(n, bits, c_force, 0, tab);
+    /* the affine rounds with 5 persistent threads, run as host threads */
+    msm_shape_set_affine(s, aff, aff_chunk, 5);
     std::vector<uint8_t> table;
     if (tab) { /* msm_table_build: copy 0 the bases, copy w = 2^c copy w - 1 */
         const size_t pt = 2 * sizeof(F);
@@ -306,7 +316,19 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
     }
     msm_src_affine<F> src0{keys.data(), vals.data(), bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    for (size_t t = 0; t < threads; t++) {
+    if (s.aff) {
+        size_t slots = (size_t)s.chunk0 * s.aff_threads;
+        std::vector<uint32_t> ast(slots);
+        std::vector<F> ax(slots / 2), ay(slots / 2), apre(slots / 2);
+        unsigned next = 0;
+        gridDim.x = 1;
+        blockIdx.x = 0;
+        emu_block((unsigned)s.aff_threads, [&] {
+            msm_affine_kernel<F>(src0, s.entries, s.c, buckets.data(), pkey[0].data(), ppt[0].data(), s.chunk0, s.aff,
+                                 ast.data(), ax.data(), ay.data(), apre.data(), &next, s.aff_threads);
+        });
+    }
+    for (size_t t = 0; t < threads && !s.aff; t++) {
         blockIdx.x = (unsigned)t;
         msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
                                                     ppt[0].data(), s.chunk0);
@@ -397,16 +419,18 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     memset(&pts[3 * 2 * W], 0, 2 * W * 8); /* an infinity */
     /* kind 3: random scalars with 12-bit windows (2048 buckets a window: both reductions
        have many groups) */
-    /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE) */
-    for (int kind = 0; kind < 6; kind++) {
+    /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE); 6, 7 and 8:
+       kinds 4, 5 and 1 over a table with affine rounds at level 0 (msm.cuh AFFINE ROUNDS) */
+    for (int kind = 0; kind < 9; kind++) {
         int tab = kind >= 4;
+        static const unsigned aff_rounds[9] = {0, 0, 0, 0, 0, 0, 4, 3, 9}, aff_chunk[9] = {0, 0, 0, 0, 0, 0, 256, 16, 64};
         size_t n = kind == 0 ? 700 : 3000;
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
             memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
-            if (kind == 0 || kind == 3 || kind == 4)
+            if (kind == 0 || kind == 3 || kind == 4 || kind == 6)
                 rand_below<4>(&sc[4 * i], fr_.p);
-            else if (kind == 1)
+            else if (kind == 1 || kind == 8)
                 sc[4 * i] = 1;
             else {
                 uint64_t r = rnd() % 4;
@@ -421,9 +445,13 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
         }
         uint64_t jac[3 * W];
         printf("%-16s MSM %s", name,
-               kind == 0 || kind == 3 || kind == 4 ? "random" : kind == 1 ? "all ones" : "mixed 0/1/r-1/random");
+               kind == 0 || kind == 3 || kind == 4 || kind == 6 ? "random"
+               : kind == 1 || kind == 8                         ? "all ones"
+                                                                : "mixed 0/1/r-1/random");
+        if (aff_rounds[kind])
+            printf(" affine rounds %u chunk %u", aff_rounds[kind], aff_chunk[kind]);
         emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
-                   kind == 3 || kind == 4 ? 12 : 0, tab);
+                   kind == 3 || kind == 4 || kind == 6 ? 12 : 0, tab, aff_rounds[kind], aff_chunk[kind]);
         std::vector<uint64_t> agg(5 * K, 0);
         for (size_t i = 0; i < n; i++)
             ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);

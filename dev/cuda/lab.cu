@@ -10,7 +10,9 @@
  *   window bits x level-0 chunk at 2^22 and 2^24 (checked, timed, phases); msm24: the default
  *   shape at 2^24, G1 and G2 (checked, timed, phases); table: window bits over a table of
  *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE); tg1, tg2: G1 or G2
- *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob)
+ *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob);
+ *   aff=R:C: every MSM over a table takes R affine rounds at level 0 over chunks of C entries
+ *   (msm.cuh AFFINE ROUNDS; aff=0: none), whatever the build's default
  *
  * MSM times run as the backend's do: to the window sums copied to the host (the backend then
  * combines the windows on a CPU core, c (windows - 1) doublings, not timed here).
@@ -62,6 +64,8 @@ typedef fp2_t<fq> fq2;
 #define QL (LP(FQ_LIMBS32) / 2) /* 64-bit limbs of Fq */
 
 static int g_fail = 0;
+static int g_aff_set = 0; /* aff=R:C given */
+static unsigned g_aff_rounds = 0, g_aff_chunk = 0;
 #define CK(x)                                                                                     \
     do {                                                                                          \
         cudaError_t e_ = (x);                                                                     \
@@ -450,6 +454,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     msm_shape s = msm_shape_of(n, FR_BITS, c_force, 0, tab);
     if (chunk_force)
         msm_shape_set_chunk(s, chunk_force);
+    if (tab && g_aff_set)
+        msm_shape_set_affine(s, g_aff_rounds, g_aff_rounds ? g_aff_chunk : 0);
     size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
     uint8_t *d_scr, *d_bases;
     uint32_t *d_sc;
@@ -500,8 +506,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     C.to_affine(ax, ay, acc);
     C.to_affine(bx, by, g);
     bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
-    printf("check MSM %s n=%zu %s (c=%u, %u windows%s, chunk %u): %s\n", E == 1 ? "G1" : "G2", n, label, s.c,
-           s.nwin, tab ? " over a table" : "", s.chunk0, ok ? "ok" : "FAIL");
+    printf("check MSM %s n=%zu %s (c=%u, %u windows%s, chunk %u, affine rounds %u): %s\n", E == 1 ? "G1" : "G2", n,
+           label, s.c, s.nwin, tab ? " over a table" : "", s.chunk0, s.aff, ok ? "ok" : "FAIL");
     g_fail |= !ok;
     if (timeit) {
         float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
@@ -520,8 +526,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     }
     if (phases) {
         char what[96];
-        snprintf(what, sizeof what, "MSM %s n=%zu %s%s chunk=%u ", E == 1 ? "G1" : "G2", n, label,
-                 tab ? " table" : "", s.chunk0);
+        snprintf(what, sizeof what, "MSM %s n=%zu %s%s chunk=%u aff=%u ", E == 1 ? "G1" : "G2", n, label,
+                 tab ? " table" : "", s.chunk0, s.aff);
         msm_phases<F>(s, scr, d_bases, d_sc, what);
     }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
@@ -722,6 +728,13 @@ int main(int argc, char **argv)
             tg1 = true;
         else if (!strcmp(argv[i], "tg2"))
             tg2 = true;
+        else if (!strncmp(argv[i], "aff=", 4)) {
+            g_aff_set = 1;
+            if (sscanf(argv[i] + 4, "%u:%u", &g_aff_rounds, &g_aff_chunk) < 1) {
+                fprintf(stderr, "aff=R:C: R affine rounds, C entries a chunk\n");
+                return 2;
+            }
+        }
     }
     int ndev = 0;
     if (cudaGetDeviceCount(&ndev) != cudaSuccess || ndev == 0) {

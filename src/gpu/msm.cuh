@@ -38,6 +38,18 @@
  * of W times. That makes larger windows pay (fewer level-0 additions for one larger
  * reduction), at the price of W n affine points of device memory (2^24 BN254 G1 bases at
  * c = 22: 12 copies, 12.9 GB). s.tab selects it; s.rwin is the number of windows reduced.
+ *
+ * AFFINE ROUNDS (s.aff). Level 0 may first add its chunk in affine coordinates, where an
+ * addition with a shared inversion costs 6 products instead of the mixed XYZZ addition's 10:
+ * in round r the slots i and i + 2^r (i a multiple of 2^(r+1)) of a chunk are added when both
+ * are live points of one bucket with distinct x (Montgomery's trick over the round's
+ * differences, one ec_inv_vt per thread and round), the sum replaces slot i and slot i + 2^r
+ * dies. A slot is a table entry until it holds a sum, which lives in the thread's scratch.
+ * After s.aff rounds the usual pass adds the live slots of each run in XYZZ, so the buckets
+ * and partials are those of the plain kernel. Pairs with equal x (doubling or a point and its
+ * negation) and infinities are left to that pass. The threads are persistent, as many as
+ * s.aff_threads, each with scratch for one chunk (slots interleaved across threads so that a
+ * warp's accesses coalesce), taking chunks from a counter.
  */
 #pragma once
 #ifndef FF_HOST_EMU
@@ -83,6 +95,25 @@
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128, MSM_ACC_MINB_OF(F) ? MSM_ACC_MINB_OF(F) : 1)
 #else
 #define MSM_ACC_BOUNDS(F) __launch_bounds__(128)
+#endif
+
+/* affine rounds of level 0 over a table (see AFFINE ROUNDS; 0: none), its chunk and threads */
+#ifndef MSM_AFFINE
+#define MSM_AFFINE 0
+#endif
+#ifndef MSM_AFF_CHUNK
+#define MSM_AFF_CHUNK 256
+#endif
+#ifndef MSM_AFF_THREADS
+#define MSM_AFF_THREADS (1u << 17)
+#endif
+#ifndef MSM_AFF_MINB
+#define MSM_AFF_MINB 0
+#endif
+#if MSM_AFF_MINB
+#define MSM_AFF_BOUNDS __launch_bounds__(128, MSM_AFF_MINB)
+#else
+#define MSM_AFF_BOUNDS __launch_bounds__(128)
 #endif
 
 /* ceil(log2 x) */
@@ -157,6 +188,8 @@ struct msm_shape {
     unsigned c2;       /* bits of the second reduction's bucket index: log2 G + 1 */
     unsigned groups2;  /* its threads per window */
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
+    unsigned aff;      /* affine rounds of level 0 (see AFFINE ROUNDS); 0: none */
+    size_t aff_threads; /* its persistent threads */
 };
 
 /* level-0 chunk other than the default (a benchmark knob): the partial slots follow it */
@@ -165,6 +198,19 @@ static inline void msm_shape_set_chunk(msm_shape &s, unsigned chunk0)
     s.chunk0 = chunk0;
     s.slots0 = 2 * ((s.entries + s.chunk0 - 1) / s.chunk0);
     s.slots1 = 2 * ((s.slots0 + MSM_PCHUNK - 1) / MSM_PCHUNK) + 2;
+}
+
+/* affine rounds of level 0 (see AFFINE ROUNDS; 0: none) over chunks of chunk0 entries (0: the
+   shape's), with threads persistent threads (0: MSM_AFF_THREADS), no more than the chunks */
+static inline void msm_shape_set_affine(msm_shape &s, unsigned rounds, unsigned chunk0 = 0, size_t threads = 0)
+{
+    if (chunk0)
+        msm_shape_set_chunk(s, chunk0);
+    s.aff = s.key_bits <= 30 ? rounds : 0; /* a slot's state keeps the key in 30 bits */
+    size_t chunks = (s.entries + s.chunk0 - 1) / s.chunk0;
+    s.aff_threads = threads ? threads : MSM_AFF_THREADS;
+    if (s.aff_threads > chunks)
+        s.aff_threads = chunks;
 }
 
 /* witness = 1: the scalars are a witness (see msm_window_bits); tab = 1: the bases are a table
@@ -189,6 +235,9 @@ static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c 
     s.groups = msm_groups_for(s.c);
     s.c2 = msm_log2(s.groups) + 1;
     s.groups2 = msm_groups_for(s.c2);
+    msm_shape_set_affine(s, 0);
+    if (s.tab && MSM_AFFINE)
+        msm_shape_set_affine(s, MSM_AFFINE, MSM_AFF_CHUNK);
     return s;
 }
 
@@ -216,6 +265,9 @@ struct msm_scratch {
     xyzz_t<F> *sums;               /* nwin * msm_wstride(c2): S_g, buckets of the second reduction */
     xyzz_t<F> *groups2;            /* nwin * groups2 */
     uint8_t *result;               /* one Jacobian point */
+    uint32_t *aff_st;              /* affine rounds (s.aff): chunk0 slot states a thread, */
+    F *aff_x, *aff_y, *aff_pre;    /* chunk0 / 2 sums and products, interleaved by thread */
+    uint32_t *aff_next;            /* the chunk counter */
 };
 
 static inline size_t msm_align(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -255,6 +307,12 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(sums, (size_t)s.rwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>));
     MSM_CARVE(groups2, (size_t)s.rwin * s.groups2 * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
+    size_t aff_slots = s.aff ? (size_t)s.chunk0 * s.aff_threads : 0;
+    MSM_CARVE(aff_st, aff_slots * 4);
+    MSM_CARVE(aff_x, aff_slots / 2 * sizeof(F));
+    MSM_CARVE(aff_y, aff_slots / 2 * sizeof(F));
+    MSM_CARVE(aff_pre, aff_slots / 2 * sizeof(F));
+    MSM_CARVE(aff_next, 4);
 #undef MSM_CARVE
     if (o)
         *o = t;
@@ -375,6 +433,129 @@ __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsig
         }
         if (key & bmask)
             src.add_to(acc, e);
+    }
+}
+
+#define MSM_AFF_LOCAL 0x80000000u /* slot state: the point is a sum in the scratch */
+#define MSM_AFF_DEAD 0x40000000u  /* slot state: added into another slot */
+#define MSM_AFF_KEY 0x3fffffffu
+
+/* level 0 with affine rounds (see AFFINE ROUNDS): the buckets and partials of
+   msm_accumulate_kernel over msm_src_affine, for chunks of `chunk` entries; st, x, y, pre: the
+   scratch of T threads (slot i of thread t at i T + t, sums and products at (i / 2) T + t);
+   next: the chunk counter, 0 at the launch */
+template <class F>
+__global__ MSM_AFF_BOUNDS void msm_affine_kernel(msm_src_affine<F> src, size_t m, unsigned c, xyzz_t<F> *buckets,
+                                                 uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk,
+                                                 unsigned rounds, uint32_t *st, F *x, F *y, F *pre, unsigned *next,
+                                                 size_t T)
+{
+    const size_t tid = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (tid >= T)
+        return;
+    const size_t nchunks = (m + chunk - 1) / chunk;
+    const uint32_t bmask = (1u << c) - 1;
+    st += tid, x += tid, y += tid, pre += tid;
+#pragma unroll 1
+    for (;;) {
+        const size_t q = atomicAdd(next, 1u);
+        if (q >= nchunks)
+            break;
+        const size_t start = q * chunk;
+        const unsigned len = (unsigned)(m - start < chunk ? m - start : chunk);
+        auto base = [&](unsigned i) {
+            return src.bases + (size_t)(src.vals[start + i] & 0x7fffffffu) * 2 * sizeof(F);
+        };
+        auto load_x = [&](unsigned i, uint32_t s) {
+            return s & MSM_AFF_LOCAL ? F::load(x + (size_t)(i / 2) * T) : F::load(base(i));
+        };
+        auto load_pt = [&](unsigned i, uint32_t s) {
+            affine_t<F> p;
+            if (s & MSM_AFF_LOCAL) {
+                p.x = F::load(x + (size_t)(i / 2) * T);
+                p.y = F::load(y + (size_t)(i / 2) * T);
+            } else {
+                const uint8_t *b = base(i);
+                p.x = F::load(b);
+                p.y = F::load(b + sizeof(F));
+                if (src.vals[start + i] >> 31)
+                    p.y = p.y.neg();
+            }
+            return p;
+        };
+#pragma unroll 1
+        for (unsigned i = 0; i < len; i++)
+            st[(size_t)i * T] = src.keys[start + i];
+#pragma unroll 1
+        for (unsigned r = 0; r < rounds && (1u << r) < len; r++) {
+            const unsigned h = 1u << r;
+            F acc = F::one();
+            /* forward: the product of the differences before each pair, into pre */
+#pragma unroll 1
+            for (unsigned i = 0; i + h < len; i += 2 * h) {
+                const uint32_t sa = st[(size_t)i * T], sb = st[(size_t)(i + h) * T];
+                if (((sa | sb) & MSM_AFF_DEAD) || ((sa ^ sb) & MSM_AFF_KEY) || !(sa & bmask))
+                    continue;
+                const F xa = load_x(i, sa), xb = load_x(i + h, sb), d = xb - xa;
+                if (xa.is_zero() || xb.is_zero() || d.is_zero())
+                    continue; /* infinity, doubling or a point and its negation: the XYZZ pass */
+                acc.store(pre + (size_t)(i >> (r + 1)) * T);
+                acc = acc * d;
+                st[(size_t)(i + h) * T] = sb | MSM_AFF_DEAD; /* slot i + h cannot have died before */
+            }
+            F inv = ec_inv_vt(acc);
+            /* backward: 1/d of each pair from inv and pre, then the affine sum into slot i */
+#pragma unroll 1
+            for (int j = (int)((len - h - 1) >> (r + 1)); j >= 0; j--) {
+                const unsigned i = (unsigned)j << (r + 1);
+                const uint32_t sb = st[(size_t)(i + h) * T];
+                if (!(sb & MSM_AFF_DEAD))
+                    continue;
+                const uint32_t sa = st[(size_t)i * T];
+                const affine_t<F> a = load_pt(i, sa), b = load_pt(i + h, sb);
+                const F d = b.x - a.x, di = inv * F::load(pre + (size_t)j * T);
+                inv = inv * d;
+                const F l = (b.y - a.y) * di;
+                const F x3 = l.sqr() - a.x - b.x;
+                const F y3 = l * (a.x - x3) - a.y;
+                x3.store(x + (size_t)(i / 2) * T);
+                y3.store(y + (size_t)(i / 2) * T);
+                st[(size_t)i * T] = (sa & MSM_AFF_KEY) | MSM_AFF_LOCAL;
+            }
+        }
+        /* the live slots of each run in XYZZ, flushed as msm_accumulate_kernel does */
+        uint32_t key = st[0] & MSM_AFF_KEY;
+        unsigned run = 0;
+        xyzz_t<F> acc = xyzz_t<F>::inf();
+#pragma unroll 1
+        for (unsigned e = 0;; e++) {
+            const uint32_t se = e < len ? st[(size_t)e * T] : 0;
+            const uint32_t k = e < len ? se & MSM_AFF_KEY : MSM_KEY_NONE;
+            if (e == len || k != key) {
+                if (key & bmask) {
+                    bool left_open = run == 0 && start > 0 && src.key(start - 1) == key;
+                    bool right_open = e == len && start + len < m && src.key(start + len) == key;
+                    if (!left_open && !right_open) {
+                        acc.store(buckets + msm_bucket_at(key, c));
+                    } else {
+                        size_t slot = 2 * q + (left_open ? 0 : 1);
+                        out_key[slot] = key;
+                        acc.store(out_pt + slot);
+                    }
+                }
+                if (e == len)
+                    break;
+                key = k;
+                run = e;
+                acc = xyzz_t<F>::inf();
+            }
+            if ((key & bmask) && !(se & MSM_AFF_DEAD)) {
+                if (se & MSM_AFF_LOCAL)
+                    acc.add_affine(load_pt(e, se));
+                else
+                    src.add_to(acc, start + e);
+            }
+        }
     }
 }
 
@@ -596,8 +777,16 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         return e;
     msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    msm_accumulate_kernel<F, msm_src_affine<F>>
-        <<<msm_grid(threads, 128), 128, 0, st>>>(src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0);
+    if (s.aff) {
+        if ((e = cudaMemsetAsync(sc.aff_next, 0, 4, st)) != cudaSuccess)
+            return e;
+        msm_affine_kernel<F><<<msm_grid(s.aff_threads, 128), 128, 0, st>>>(
+            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0, s.aff, sc.aff_st, sc.aff_x, sc.aff_y,
+            sc.aff_pre, sc.aff_next, s.aff_threads);
+    } else {
+        msm_accumulate_kernel<F, msm_src_affine<F>><<<msm_grid(threads, 128), 128, 0, st>>>(
+            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0);
+    }
     MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
     int cur = 0;
