@@ -257,7 +257,7 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
 {
     msm_shape s = msm_shape_of(n, bits, c_force, 0, tab);
     /* the affine rounds with 5 persistent threads, run as host threads */
-    msm_shape_set_affine(s, aff, aff_chunk, 5);
+    msm_shape_set_affine(s, aff, aff_chunk, 5, aff_chunk != 0);
     std::vector<uint8_t> table;
     if (tab) { /* msm_table_build: copy 0 the bases, copy w = 2^c copy w - 1 */
         const size_t pt = 2 * sizeof(F);
@@ -316,7 +316,7 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
     }
     msm_src_affine<F> src0{keys.data(), vals.data(), bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    if (s.aff) {
+    if (s.aff_kernel) {
         size_t slots = (size_t)s.chunk0 * s.aff_threads;
         std::vector<uint32_t> ast(slots);
         std::vector<F> ax(slots / 2), ay(slots / 2), apre(slots / 2);
@@ -328,7 +328,7 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
                                  ast.data(), ax.data(), ay.data(), apre.data(), &next, s.aff_threads);
         });
     }
-    for (size_t t = 0; t < threads && !s.aff; t++) {
+    for (size_t t = 0; t < threads && !s.aff_kernel; t++) {
         blockIdx.x = (unsigned)t;
         msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
                                                     ppt[0].data(), s.chunk0);
@@ -420,10 +420,12 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     /* kind 3: random scalars with 12-bit windows (2048 buckets a window: both reductions
        have many groups) */
     /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE); 6, 7 and 8:
-       kinds 4, 5 and 1 over a table with affine rounds at level 0 (msm.cuh AFFINE ROUNDS) */
-    for (int kind = 0; kind < 9; kind++) {
+       kinds 4, 5 and 1 over a table with affine rounds at level 0 (msm.cuh AFFINE ROUNDS); 9: kind
+       5 through the kernel of the affine rounds with none */
+    for (int kind = 0; kind < 10; kind++) {
         int tab = kind >= 4;
-        static const unsigned aff_rounds[9] = {0, 0, 0, 0, 0, 0, 4, 3, 9}, aff_chunk[9] = {0, 0, 0, 0, 0, 0, 256, 16, 64};
+        static const unsigned aff_rounds[10] = {0, 0, 0, 0, 0, 0, 4, 3, 9, 0},
+                              aff_chunk[10] = {0, 0, 0, 0, 0, 0, 256, 16, 64, 32};
         size_t n = kind == 0 ? 700 : 3000;
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
@@ -448,7 +450,7 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
                kind == 0 || kind == 3 || kind == 4 || kind == 6 ? "random"
                : kind == 1 || kind == 8                         ? "all ones"
                                                                 : "mixed 0/1/r-1/random");
-        if (aff_rounds[kind])
+        if (aff_chunk[kind])
             printf(" affine rounds %u chunk %u", aff_rounds[kind], aff_chunk[kind]);
         emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
                    kind == 3 || kind == 4 || kind == 6 ? 12 : 0, tab, aff_rounds[kind], aff_chunk[kind]);

@@ -12,7 +12,8 @@
  *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE); tg1, tg2: G1 or G2
  *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob);
  *   aff=R:C: every MSM over a table takes R affine rounds at level 0 over chunks of C entries
- *   (msm.cuh AFFINE ROUNDS; aff=0: none), whatever the build's default
+ *   (msm.cuh AFFINE ROUNDS; aff=0: none; aff=0:C: the kernel of the affine rounds with none),
+ *   whatever the build's default
  *
  * MSM times run as the backend's do: to the window sums copied to the host (the backend then
  * combines the windows on a CPU core, c (windows - 1) doublings, not timed here).
@@ -455,7 +456,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     if (chunk_force)
         msm_shape_set_chunk(s, chunk_force);
     if (tab && g_aff_set)
-        msm_shape_set_affine(s, g_aff_rounds, g_aff_rounds ? g_aff_chunk : 0);
+        msm_shape_set_affine(s, g_aff_rounds, g_aff_chunk, 0, g_aff_chunk != 0);
     size_t bytes = msm_scratch_layout<F>(s, nullptr, nullptr);
     uint8_t *d_scr, *d_bases;
     uint32_t *d_sc;
@@ -506,8 +507,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     C.to_affine(ax, ay, acc);
     C.to_affine(bx, by, g);
     bool ok = !memcmp(ax, bx, sizeof ax) && !memcmp(ay, by, sizeof ay);
-    printf("check MSM %s n=%zu %s (c=%u, %u windows%s, chunk %u, affine rounds %u): %s\n", E == 1 ? "G1" : "G2", n,
-           label, s.c, s.nwin, tab ? " over a table" : "", s.chunk0, s.aff, ok ? "ok" : "FAIL");
+    printf("check MSM %s n=%zu %s (c=%u, %u windows%s, chunk %u, affine rounds %u%s): %s\n", E == 1 ? "G1" : "G2",
+           n, label, s.c, s.nwin, tab ? " over a table" : "", s.chunk0, s.aff, s.aff_kernel ? "+" : "", ok ? "ok" : "FAIL");
     g_fail |= !ok;
     if (timeit) {
         float med = msm_median_ms<F>(s, scr, d_bases, d_sc);
@@ -526,8 +527,8 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     }
     if (phases) {
         char what[96];
-        snprintf(what, sizeof what, "MSM %s n=%zu %s%s chunk=%u aff=%u ", E == 1 ? "G1" : "G2", n, label,
-                 tab ? " table" : "", s.chunk0, s.aff);
+        snprintf(what, sizeof what, "MSM %s n=%zu %s%s chunk=%u aff=%u%s ", E == 1 ? "G1" : "G2", n, label,
+                 tab ? " table" : "", s.chunk0, s.aff, s.aff_kernel ? "+" : "");
         msm_phases<F>(s, scr, d_bases, d_sc, what);
     }
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);

@@ -110,6 +110,11 @@
 #ifndef MSM_AFF_MINB
 #define MSM_AFF_MINB 0
 #endif
+/* 1: the affine rounds' field products are one out-of-line function (a small instruction
+   stream: the kernel's phases run in different warps at once); 0: inline */
+#ifndef MSM_AFF_CALL
+#define MSM_AFF_CALL 1
+#endif
 #if MSM_AFF_MINB
 #define MSM_AFF_BOUNDS __launch_bounds__(128, MSM_AFF_MINB)
 #else
@@ -188,7 +193,8 @@ struct msm_shape {
     unsigned c2;       /* bits of the second reduction's bucket index: log2 G + 1 */
     unsigned groups2;  /* its threads per window */
     int sort_all;      /* 1: one sort of all entries on key_bits; 0: one per window on c bits */
-    unsigned aff;      /* affine rounds of level 0 (see AFFINE ROUNDS); 0: none */
+    unsigned aff;      /* affine rounds of level 0 (see AFFINE ROUNDS) */
+    unsigned aff_kernel; /* 1: level 0 runs msm_affine_kernel (with s.aff rounds, maybe none) */
     size_t aff_threads; /* its persistent threads */
 };
 
@@ -202,11 +208,13 @@ static inline void msm_shape_set_chunk(msm_shape &s, unsigned chunk0)
 
 /* affine rounds of level 0 (see AFFINE ROUNDS; 0: none) over chunks of chunk0 entries (0: the
    shape's), with threads persistent threads (0: MSM_AFF_THREADS), no more than the chunks */
-static inline void msm_shape_set_affine(msm_shape &s, unsigned rounds, unsigned chunk0 = 0, size_t threads = 0)
+static inline void msm_shape_set_affine(msm_shape &s, unsigned rounds, unsigned chunk0 = 0, size_t threads = 0,
+                                        int kernel = 0)
 {
     if (chunk0)
         msm_shape_set_chunk(s, chunk0);
-    s.aff = s.key_bits <= 30 ? rounds : 0; /* a slot's state keeps the key in 30 bits */
+    s.aff_kernel = (rounds || kernel) && s.key_bits <= 30; /* a slot's state keeps the key in 30 bits */
+    s.aff = s.aff_kernel ? rounds : 0;
     size_t chunks = (s.entries + s.chunk0 - 1) / s.chunk0;
     s.aff_threads = threads ? threads : MSM_AFF_THREADS;
     if (s.aff_threads > chunks)
@@ -307,7 +315,7 @@ static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<
     MSM_CARVE(sums, (size_t)s.rwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>));
     MSM_CARVE(groups2, (size_t)s.rwin * s.groups2 * sizeof(xyzz_t<F>));
     MSM_CARVE(result, 3 * sizeof(F));
-    size_t aff_slots = s.aff ? (size_t)s.chunk0 * s.aff_threads : 0;
+    size_t aff_slots = s.aff_kernel ? (size_t)s.chunk0 * s.aff_threads : 0;
     MSM_CARVE(aff_st, aff_slots * 4);
     MSM_CARVE(aff_x, aff_slots / 2 * sizeof(F));
     MSM_CARVE(aff_y, aff_slots / 2 * sizeof(F));
@@ -436,6 +444,21 @@ __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsig
     }
 }
 
+template <class F>
+__device__ __noinline__ F msm_aff_mul_call(const F a, const F b)
+{
+    return a * b;
+}
+template <class F>
+__device__ __forceinline__ F msm_aff_mul(const F &a, const F &b)
+{
+#if MSM_AFF_CALL
+    return msm_aff_mul_call<F>(a, b);
+#else
+    return a * b;
+#endif
+}
+
 #define MSM_AFF_LOCAL 0x80000000u /* slot state: the point is a sum in the scratch */
 #define MSM_AFF_DEAD 0x40000000u  /* slot state: added into another slot */
 #define MSM_AFF_KEY 0x3fffffffu
@@ -500,7 +523,7 @@ __global__ MSM_AFF_BOUNDS void msm_affine_kernel(msm_src_affine<F> src, size_t m
                 if (xa.is_zero() || xb.is_zero() || d.is_zero())
                     continue; /* infinity, doubling or a point and its negation: the XYZZ pass */
                 acc.store(pre + (size_t)(i >> (r + 1)) * T);
-                acc = acc * d;
+                acc = msm_aff_mul(acc, d);
                 st[(size_t)(i + h) * T] = sb | MSM_AFF_DEAD; /* slot i + h cannot have died before */
             }
             F inv = ec_inv_vt(acc);
@@ -513,11 +536,11 @@ __global__ MSM_AFF_BOUNDS void msm_affine_kernel(msm_src_affine<F> src, size_t m
                     continue;
                 const uint32_t sa = st[(size_t)i * T];
                 const affine_t<F> a = load_pt(i, sa), b = load_pt(i + h, sb);
-                const F d = b.x - a.x, di = inv * F::load(pre + (size_t)j * T);
-                inv = inv * d;
-                const F l = (b.y - a.y) * di;
-                const F x3 = l.sqr() - a.x - b.x;
-                const F y3 = l * (a.x - x3) - a.y;
+                const F d = b.x - a.x, di = msm_aff_mul(inv, F::load(pre + (size_t)j * T));
+                inv = msm_aff_mul(inv, d);
+                const F l = msm_aff_mul(b.y - a.y, di);
+                const F x3 = msm_aff_mul(l, l) - a.x - b.x;
+                const F y3 = msm_aff_mul(l, a.x - x3) - a.y;
                 x3.store(x + (size_t)(i / 2) * T);
                 y3.store(y + (size_t)(i / 2) * T);
                 st[(size_t)i * T] = (sa & MSM_AFF_KEY) | MSM_AFF_LOCAL;
@@ -549,11 +572,10 @@ __global__ MSM_AFF_BOUNDS void msm_affine_kernel(msm_src_affine<F> src, size_t m
                 run = e;
                 acc = xyzz_t<F>::inf();
             }
-            if ((key & bmask) && !(se & MSM_AFF_DEAD)) {
-                if (se & MSM_AFF_LOCAL)
-                    acc.add_affine(load_pt(e, se));
-                else
-                    src.add_to(acc, start + e);
+            if ((key & bmask) && !(se & MSM_AFF_DEAD)) { /* one addition in the code */
+                const affine_t<F> p = load_pt(e, se);
+                if (!p.is_inf())
+                    acc.add_affine(p);
             }
         }
     }
@@ -777,7 +799,7 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         return e;
     msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    if (s.aff) {
+    if (s.aff_kernel) {
         if ((e = cudaMemsetAsync(sc.aff_next, 0, 4, st)) != cudaSuccess)
             return e;
         msm_affine_kernel<F><<<msm_grid(s.aff_threads, 128), 128, 0, st>>>(
