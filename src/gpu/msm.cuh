@@ -50,6 +50,11 @@
  * negation) and infinities are left to that pass. The threads are persistent, as many as
  * s.aff_threads, each with scratch for one chunk (slots interleaved across threads so that a
  * warp's accesses coalesce), taking chunks from a counter.
+ * Measured on the H200 (dev/cuda/NOTES.md, session 8): slower than the plain kernel. BN254 G1
+ * 2^24 over a table, level 0: 54.9 ms plain, 78.1 ms with 4 rounds over chunks of 512 (the
+ * best variant), 60.4 ms for the kernel's frame with no rounds. An affine addition with its
+ * scratch traffic, its share of an inversion and the kernel's occupancy costs about 1.35 times
+ * a mixed XYZZ addition, not the 0.7 times its product count says. So MSM_AFFINE is 0.
  */
 #pragma once
 #ifndef FF_HOST_EMU
@@ -102,16 +107,18 @@
 #define MSM_AFFINE 0
 #endif
 #ifndef MSM_AFF_CHUNK
-#define MSM_AFF_CHUNK 256
+#define MSM_AFF_CHUNK 512
 #endif
 #ifndef MSM_AFF_THREADS
 #define MSM_AFF_THREADS (1u << 17)
 #endif
 #ifndef MSM_AFF_MINB
-#define MSM_AFF_MINB 0
+#define MSM_AFF_MINB 5 /* BN254 G1, 2^24: 5 blocks (102 registers) 78.1 ms, no cap (140) 98.0 ms */
 #endif
 /* 1: the affine rounds' field products are one out-of-line function (a small instruction
-   stream: the kernel's phases run in different warps at once); 0: inline */
+   stream: the kernel's phases run in different warps at once; BN254 G1 2^24 level 0: 98.0 ms,
+   inline 110.4 ms, and 3.5 times the plain kernel with the XYZZ pass's two additions inline);
+   0: inline */
 #ifndef MSM_AFF_CALL
 #define MSM_AFF_CALL 1
 #endif
