@@ -412,6 +412,26 @@ struct msm_src_partial {
     }
 };
 
+/* level 0 and later: the sum acc of a run of key in chunk t = [start, end) of m sorted entries,
+   first: the chunk's first run, last: its last. A run wholly inside the chunk is a finished
+   bucket; one cut by a chunk border (the entry before the chunk or after it has the same key)
+   becomes partial 2t (open on the left) or 2t + 1 */
+template <class F, class SRC>
+__device__ __forceinline__ void msm_flush_run(const SRC &src, const xyzz_t<F> &acc, uint32_t key, bool first,
+                                              bool last, size_t start, size_t end, size_t m, unsigned c, size_t t,
+                                              xyzz_t<F> *buckets, uint32_t *out_key, xyzz_t<F> *out_pt)
+{
+    bool left_open = first && start > 0 && src.key(start - 1) == key;
+    bool right_open = last && end < m && src.key(end) == key;
+    if (!left_open && !right_open) {
+        acc.store(buckets + msm_bucket_at(key, c));
+    } else {
+        size_t slot = 2 * t + (left_open ? 0 : 1);
+        out_key[slot] = key;
+        acc.store(out_pt + slot);
+    }
+}
+
 template <class F, class SRC>
 __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
                                                              uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
@@ -429,17 +449,8 @@ __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsig
         uint32_t k = e < end ? src.key(e) : MSM_KEY_NONE;
         if (e == end || k != key) {
             /* flush the run [run, e) of key */
-            if (key & bmask) {
-                bool left_open = run == start && start > 0 && src.key(start - 1) == key;
-                bool right_open = e == end && end < m && src.key(end) == key;
-                if (!left_open && !right_open) {
-                    acc.store(buckets + msm_bucket_at(key, c));
-                } else {
-                    size_t slot = 2 * t + (left_open ? 0 : 1);
-                    out_key[slot] = key;
-                    acc.store(out_pt + slot);
-                }
-            }
+            if (key & bmask)
+                msm_flush_run(src, acc, key, run == start, e == end, start, end, m, c, t, buckets, out_key, out_pt);
             if (e == end)
                 break;
             key = k;
@@ -562,17 +573,9 @@ __global__ MSM_AFF_BOUNDS void msm_affine_kernel(msm_src_affine<F> src, size_t m
             const uint32_t se = e < len ? st[(size_t)e * T] : 0;
             const uint32_t k = e < len ? se & MSM_AFF_KEY : MSM_KEY_NONE;
             if (e == len || k != key) {
-                if (key & bmask) {
-                    bool left_open = run == 0 && start > 0 && src.key(start - 1) == key;
-                    bool right_open = e == len && start + len < m && src.key(start + len) == key;
-                    if (!left_open && !right_open) {
-                        acc.store(buckets + msm_bucket_at(key, c));
-                    } else {
-                        size_t slot = 2 * q + (left_open ? 0 : 1);
-                        out_key[slot] = key;
-                        acc.store(out_pt + slot);
-                    }
-                }
+                if (key & bmask)
+                    msm_flush_run(src, acc, key, run == 0, e == len, start, start + len, m, c, q, buckets, out_key,
+                                  out_pt);
                 if (e == len)
                     break;
                 key = k;
