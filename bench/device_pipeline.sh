@@ -21,7 +21,7 @@ make BUILD=build-cuda -j"$(nproc)" build-cuda/bin/cuzk \
     LDLIBS="-L$lib -l:libmicrohttpd.so.12 -l:libjansson.so.4 -l:libsqlite3.so.0 -lm -pthread -L/usr/local/cuda/lib64 -lcudart_static -ldl -lrt -lstdc++" \
     > "$OUT/build.txt" 2>&1 || { echo "BUILD FAILED"; grep -E 'error' "$OUT/build.txt" | head -20; exit 1; }
 echo "build: $(( $(date +%s) - t0 )) s"
-ldd build-cuda/bin/cuzk | grep -q 'not found' && export LD_LIBRARY_PATH=$lib
+grep -q 'not found' <<< "$(ldd build-cuda/bin/cuzk)" && export LD_LIBRARY_PATH=$lib
 export CUZK=$PWD/build-cuda/bin/cuzk WORK=/tmp/pipeline
 t0=$(date +%s)
 bench/pipeline.sh > "$OUT/pipeline.txt" 2>&1

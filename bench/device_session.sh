@@ -29,7 +29,7 @@ make BUILD=build-cuda -j"$(nproc)" build-cuda/bin/cuzk build-cuda/test/gpu/gpu_b
     >"$OUT/build.txt" 2>&1 || { echo "BUILD FAILED"; grep -E 'error' "$OUT/build.txt" | head -20; exit 1; }
 make -s -C dev/cuda lab_bn254 lab_bls12_381 >>"$OUT/build.txt" 2>&1
 echo "build: $(( $(date +%s) - t0 )) s"
-ldd build-cuda/bin/cuzk | grep -q 'not found' && export LD_LIBRARY_PATH=$lib
+grep -q 'not found' <<< "$(ldd build-cuda/bin/cuzk)" && export LD_LIBRARY_PATH=$lib
 export CUZK=$PWD/build-cuda/bin/cuzk GPU_TEST=$PWD/build-cuda/test/gpu/gpu_backend_test
 part() { # NAME LIMIT_S COMMAND...
     local name=$1 lim=$2 t=$(date +%s)

@@ -11,7 +11,7 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
 cd "$repo"
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; then
     echo "SKIPPED: no GPU"
     exit 0
 fi

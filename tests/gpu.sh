@@ -43,7 +43,7 @@ if command -v g++ >/dev/null 2>&1; then
     fi
     rm -f "${TMPDIR:-/tmp}/cuzk-fb-emu.$$"
 fi
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+if ! command -v nvidia-smi >/dev/null 2>&1 || ! grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; then
     echo "SKIPPED: no GPU"
     exit ${fb_emu_failed:-0}
 fi
@@ -130,8 +130,8 @@ for curve in bn128 bls12381; do
                 fail "cuzk verify gpu proof: $curve $size $shape"; tail -3 "$d.verify"
             fi
             if [ -n "$snarkjs" ]; then
-                if "$snarkjs" groth16 verify "$d/vk.json" "$d/public_gpu.json" "$d/proof_gpu.json" 2>&1 \
-                    | grep -q 'OK'; then
+                if grep -q 'OK' <<< "$("$snarkjs" groth16 verify "$d/vk.json" "$d/public_gpu.json" \
+                    "$d/proof_gpu.json" 2>&1)"; then
                     pass "snarkjs verify gpu proof: $curve $size $shape"
                 else
                     fail "snarkjs verify gpu proof: $curve $size $shape"

@@ -192,7 +192,7 @@ expect "prove: unwritable proof path" 3 'no-such-dir' "$CUZK" prove "$bn/multipl
 expect "export-vk: unwritable output" 3 'no-such-dir' "$CUZK" zkey export-vk "$bn/multiplier/circuit.zkey" "$tmp/no-such-dir/vk.json"
 
 echo "== GPU"
-if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
+if command -v nvidia-smi >/dev/null && grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; then
     echo "note: a GPU is present, the no-GPU case is not checked here"
 else
     expect "prove --backend gpu without a GPU" 4 'gpu|cuda|device' \

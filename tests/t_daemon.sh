@@ -148,7 +148,7 @@ bad() {
     local desc=$1 want=$2 sub=$3; shift 3
     api "$@"
     local msg; msg=$(jget j.error)
-    if [ "$CODE" = "$want" ] && printf '%s' "$msg" | grep -qi -- "$sub"; then
+    if [ "$CODE" = "$want" ] && grep -qi -- "$sub" <<< "$msg"; then
         pass "$desc -> $CODE: $msg"
     else
         fail "$desc: got $CODE '$BODY', expected $want mentioning '$sub'"

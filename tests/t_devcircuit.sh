@@ -129,7 +129,7 @@ if cmp -s "$tmp/s7a/circuit.zkey" "$tmp/s8/circuit.zkey"; then fail "seeds 7 and
 
 # --backend: who computes the points changes no byte
 have_gpu=0
-if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then have_gpu=1; fi
+if command -v nvidia-smi >/dev/null 2>&1 && grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; then have_gpu=1; fi
 run "backend cpu" 0 "$CUZK" dev-circuit -q --curve bn128 --constraints 300 --out "$tmp/bcpu" --seed 7 --backend cpu
 expect "backend cpu: the report names the CPU" 'key points computed on: cpu \('
 run "backend auto" 0 "$CUZK" dev-circuit -q --curve bn128 --constraints 300 --out "$tmp/bauto" --seed 7 --backend auto
