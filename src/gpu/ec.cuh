@@ -275,16 +275,16 @@ __device__ __forceinline__ fp2_t<F> ec_inv(const fp2_t<F> &a)
  * than ec_inv's 48N products. The time depends on a, as the MSM's does on its scalars (see
  * msm.cuh DESIGN). 0 for a = 0. */
 template <class C>
-__device__ __forceinline__ void ec_vt_div2k(uint32_t *x, unsigned k) /* x / 2^k mod p, 1 <= k <= 32 */
+__device__ __forceinline__ void ec_vt_div2k(fp_t<C> &x, unsigned k) /* x / 2^k mod p, 1 <= k <= 32 */
 {
     const int N = C::N;
-    uint32_t m = x[0] * C::m0(), w[N + 1], r[N], br = 0;
+    uint32_t m = x.v[0] * C::m0(), w[N + 1];
     if (k < 32)
         m &= (1u << k) - 1;
     uint64_t cy = 0;
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        uint64_t t = (uint64_t)m * C::p(i) + x[i] + cy;
+        uint64_t t = (uint64_t)m * C::p(i) + x.v[i] + cy;
         w[i] = (uint32_t)t;
         cy = t >> 32;
     }
@@ -292,16 +292,7 @@ __device__ __forceinline__ void ec_vt_div2k(uint32_t *x, unsigned k) /* x / 2^k 
 #pragma unroll
     for (int i = 0; i < N; i++)
         w[i] = k == 32 ? w[i + 1] : __funnelshift_r(w[i], w[i + 1], k);
-    /* w < p / 2^k + p < 2p: subtract p once if it is >= p */
-#pragma unroll
-    for (int i = 0; i < N; i++) {
-        uint64_t t = (uint64_t)w[i] - C::p(i) - br;
-        r[i] = (uint32_t)t;
-        br = (uint32_t)(t >> 32) & 1;
-    }
-#pragma unroll
-    for (int i = 0; i < N; i++)
-        x[i] = br ? w[i] : r[i];
+    x = fp_t<C>::reduce_once(w, 0); /* w < p / 2^k + p < 2p */
 }
 
 template <class C>
@@ -310,19 +301,23 @@ __device__ __noinline__ fp_t<C> ec_inv_vt(const fp_t<C> &a)
     const int N = C::N;
     if (a.is_zero())
         return a;
-    uint32_t u[N], v[N], x1[N], x2[N];
+    uint32_t u[N], v[N];
+    fp_t<C> x1 = fp_t<C>::zero(), x2 = fp_t<C>::zero();
+    x1.v[0] = 1;
 #pragma unroll
     for (int i = 0; i < N; i++)
-        u[i] = a.v[i], v[i] = C::p(i), x1[i] = i == 0, x2[i] = 0;
+        u[i] = a.v[i], v[i] = C::p(i);
     bool first = true; /* u may be even at the start; after that the difference is */
 #pragma unroll 1
     for (;;) {
-        uint32_t d[N], xt[N], br = 0, nz = 0;
+        uint32_t d[N], br = 0, nz = 0;
+        fp_t<C> xt;
         bool lt = false;
         if (first) {
 #pragma unroll
             for (int i = 0; i < N; i++)
-                d[i] = u[i], xt[i] = x1[i];
+                d[i] = u[i];
+            xt = x1;
             first = false;
             if (d[0] & 1)
                 continue;
@@ -337,24 +332,14 @@ __device__ __noinline__ fp_t<C> ec_inv_vt(const fp_t<C> &a)
             if (!nz)
                 break; /* u = v = gcd = 1 */
             lt = br;   /* u < v: v takes v - u */
-            uint32_t c = 1, xb = 0;
+            uint32_t c = 1;
 #pragma unroll
-            for (int i = 0; i < N; i++) {
+            for (int i = 0; i < N; i++) { /* d = |u - v| */
                 uint64_t t = (uint64_t)(lt ? ~d[i] : d[i]) + (lt ? c : 0);
                 c = (uint32_t)(t >> 32);
                 d[i] = (uint32_t)t;
-                /* xt = (lt ? x2 - x1 : x1 - x2) mod p, first without the mod */
-                uint64_t s = (uint64_t)(lt ? x2[i] : x1[i]) - (lt ? x1[i] : x2[i]) - xb;
-                xt[i] = (uint32_t)s;
-                xb = (uint32_t)(s >> 32) & 1;
             }
-            uint64_t cy = 0;
-#pragma unroll
-            for (int i = 0; i < N; i++) {
-                uint64_t t = (uint64_t)xt[i] + (xb ? C::p(i) : 0) + cy;
-                xt[i] = (uint32_t)t;
-                cy = t >> 32;
-            }
+            xt = lt ? x2 - x1 : x1 - x2;
         }
         /* d is even and nonzero: shed its trailing zeros, halving xt as often */
 #pragma unroll 1
@@ -374,16 +359,18 @@ __device__ __noinline__ fp_t<C> ec_inv_vt(const fp_t<C> &a)
             ec_vt_div2k<C>(xt, k);
         }
 #pragma unroll
-        for (int i = 0; i < N; i++) {
-            u[i] = lt ? u[i] : d[i], x1[i] = lt ? x1[i] : xt[i];
-            v[i] = lt ? d[i] : v[i], x2[i] = lt ? xt[i] : x2[i];
-        }
+        for (int i = 0; i < N; i++)
+            u[i] = lt ? u[i] : d[i], v[i] = lt ? d[i] : v[i];
+        if (lt)
+            x2 = xt;
+        else
+            x1 = xt;
     }
-    fp_t<C> r, rr;
+    fp_t<C> rr;
 #pragma unroll
     for (int i = 0; i < N; i++)
-        r.v[i] = x1[i], rr.v[i] = C::rr(i);
-    return r * (rr * rr);
+        rr.v[i] = C::rr(i);
+    return x1 * (rr * rr);
 }
 
 /* the same in Fp2, through the norm as ec_inv */
