@@ -3,7 +3,10 @@
  * and the PTX carry-chain primitives of ff.cuh emulated in C with one global carry flag (set by
  * the .cc forms, read by the c forms). Included first by emu_test.cpp and fb_emu.cpp. */
 #pragma once
+#include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
 #include <stdint.h>
 #include <thread>
 #include <vector>
@@ -41,6 +44,45 @@ static inline unsigned long long __brevll(unsigned long long v)
     for (int i = 0; i < 64; i++)
         r |= ((v >> i) & 1ull) << (63 - i);
     return r;
+}
+/* the FP64 intrinsics of dev/cuda/ff52.cuh: the bit casts, and a fused multiply-add rounded
+   toward zero computed exactly in 128-bit integers (every operand there is an integer) */
+static inline long long __double_as_longlong(double x)
+{
+    long long v;
+    memcpy(&v, &x, 8);
+    return v;
+}
+static inline double __longlong_as_double(long long v)
+{
+    double x;
+    memcpy(&x, &v, 8);
+    return x;
+}
+static inline __int128 emu_int_of(double x)
+{
+    int e;
+    double f = frexp(x, &e); /* x = f 2^e, 0.5 <= |f| < 1 */
+    if (x == 0)
+        return 0;
+    __int128 m = (long long)ldexp(f, 53); /* exact: 53 significant bits */
+    if (e >= 53)
+        return m << (e - 53);
+    if ((m & (((__int128)1 << (53 - e)) - 1)) != 0)
+        abort(); /* not an integer */
+    return m >> (53 - e);
+}
+static inline double __fma_rz(double a, double b, double c)
+{
+    __int128 v = emu_int_of(a) * emu_int_of(b) + emu_int_of(c);
+    bool neg = v < 0;
+    unsigned __int128 u = neg ? -(unsigned __int128)v : (unsigned __int128)v;
+    int len = 0;
+    while (len < 128 && (u >> len) != 0)
+        len++;
+    int sh = len > 53 ? len - 53 : 0;
+    double r = ldexp((double)(uint64_t)(u >> sh), sh);
+    return neg ? -r : r;
 }
 struct emu_dim {
     unsigned x, y, z;

@@ -23,6 +23,7 @@ uint4 smem_raw[4096];
 #include "gpu/params_bls12_381.cuh"
 #include "gpu/params_bn254.cuh"
 #include "ref.h"
+#include "ff52.cuh"
 
 static uint64_t st = 12345;
 static uint64_t rnd()
@@ -114,6 +115,86 @@ static void field_test(const char *name, const uint32_t *p32)
             bad += z != ec_inv(x);
     }
     printf("%-16s mul/sqr/add/sub/inv x 20000: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
+    fails += bad != 0;
+}
+
+/* ff52.cuh's FP64 Montgomery product against fp_t's: single products of random and extreme
+   values through the conversions, and chains of 64 products that stay in the 52-bit form */
+template <class F, int M>
+static void f52_test(const char *name, const uint32_t *p32)
+{
+    const int N = F::N;
+    uint64_t p64[6];
+    for (int i = 0; i < N / 2; i++)
+        p64[i] = p32[2 * i] | (uint64_t)p32[2 * i + 1] << 32;
+    f52_params<M> P = f52_params_of<M>(p64, N / 2, N);
+    auto to52 = [&](double *r, const F &x) {
+        double t[M];
+        f52_split<M, N>(t, x.v);
+        f52_mul<M>(r, t, P.to, P);
+    };
+    auto from52 = [&](const double *a) {
+        double t[M];
+        f52_mul<M>(t, a, P.from, P);
+        uint32_t w[N];
+        f52_join<M, N>(w, t);
+        bool ge = true; /* w >= P: subtract once (w < 2P) */
+        for (int i = N - 1; i >= 0; i--)
+            if (w[i] != p32[i]) {
+                ge = w[i] > p32[i];
+                break;
+            }
+        if (ge) {
+            uint64_t bw = 0;
+            for (int i = 0; i < N; i++) {
+                uint64_t d = (uint64_t)w[i] - p32[i] - bw;
+                w[i] = (uint32_t)d;
+                bw = d >> 63;
+            }
+        }
+        F z;
+        memcpy(z.v, w, sizeof w);
+        return z;
+    };
+    int bad = 0;
+    for (int it = 0; it < 20000; it++) {
+        uint32_t a[N], b[N];
+        for (int i = 0; i < N; i++)
+            a[i] = (uint32_t)rnd(), b[i] = (uint32_t)rnd();
+        a[N - 1] %= p32[N - 1], b[N - 1] %= p32[N - 1];
+        if (it < 9) { /* each of 0, 1, P - 1 against each */
+            uint32_t *v[2] = {a, b};
+            for (int q = 0; q < 2; q++) {
+                int k = q ? it / 3 : it % 3;
+                memset(v[q], 0, 4 * N);
+                if (k == 1)
+                    v[q][0] = 1;
+                if (k == 2) {
+                    memcpy(v[q], p32, 4 * N);
+                    v[q][0] -= 1;
+                }
+            }
+        }
+        F x, y;
+        memcpy(x.v, a, sizeof a);
+        memcpy(y.v, b, sizeof b);
+        double x52[M], y52[M], z52[M];
+        to52(x52, x);
+        to52(y52, y);
+        f52_mul<M>(z52, x52, y52, P);
+        bad += from52(z52) != x * y;
+        bad += from52(x52) != x;
+        if (it < 200) {
+            F cx = x, cy = y;
+            for (int k = 0; k < 32; k++) {
+                cx = cx * cy, cy = cy * cx;
+                f52_mul<M>(x52, x52, y52, P);
+                f52_mul<M>(y52, y52, x52, P);
+            }
+            bad += from52(x52) != cx || from52(y52) != cy;
+        }
+    }
+    printf("%-16s FP64 product (52-bit limbs) x 20000, chains of 64: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
     fails += bad != 0;
 }
 
@@ -479,6 +560,14 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
 int main(int argc, char **argv)
 {
     bool all = argc < 2 || strcmp(argv[1], "msm") != 0;
+    if (argc > 1 && !strcmp(argv[1], "f52")) { /* the FP64 product alone */
+        f52_test<fp_t<bn_fr>, 5>("BN254 Fr", BN254_FR_P);
+        f52_test<fp_t<bn_fq>, 5>("BN254 Fq", BN254_FQ_P);
+        f52_test<fp_t<bls_fr>, 5>("BLS12-381 Fr", BLS12_381_FR_P);
+        f52_test<fp_t<bls_fq>, 8>("BLS12-381 Fq", BLS12_381_FQ_P);
+        printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
+        return fails != 0;
+    }
     if (all) {
         field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
         field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
@@ -486,6 +575,10 @@ int main(int argc, char **argv)
         field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
         field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
         field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
+        f52_test<fp_t<bn_fr>, 5>("BN254 Fr", BN254_FR_P);
+        f52_test<fp_t<bn_fq>, 5>("BN254 Fq", BN254_FQ_P);
+        f52_test<fp_t<bls_fr>, 5>("BLS12-381 Fr", BLS12_381_FR_P);
+        f52_test<fp_t<bls_fq>, 8>("BLS12-381 Fq", BLS12_381_FQ_P);
     }
     ec_test<fp_t<bn_fq>, 4, 1>("BN254 G1", BN254_FQ_P, 3);
     ec_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, 4);

@@ -3,7 +3,7 @@
  * reference in ref.h on fresh random inputs and timed (median of several runs) against a
  * model bound.
  *
- *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep] [msm24] [table] [tg1] [tg2]
+ *   ./lab_bn254 [ff] [ntt] [msm] [big] [prof] [one] [distinct] [sweep] [msm24] [table] [tg1] [tg2] [f52]
  *   (no argument: ff ntt msm)
  *   big: MSMs and NTTs up to 2^24 / 2^26; prof: MSM phase timings; one: one MSM per group for
  *   a profiler; distinct: MSM timings over 2^20..2^24 distinct bases (not checked); sweep:
@@ -11,6 +11,8 @@
  *   shape at 2^24, G1 and G2 (checked, timed, phases); table: window bits over a table of
  *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE); tg1, tg2: G1 or G2
  *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob);
+ *   f52: the FP64 Montgomery product of ff52.cuh (checked, timed beside ff.cuh's, and both at
+ *   once in one thread);
  *   aff=R:C: every MSM over a table takes R affine rounds at level 0 over chunks of C entries
  *   (msm.cuh AFFINE ROUNDS; aff=0: none; aff=0:C: the kernel of the affine rounds with none),
  *   whatever the build's default
@@ -56,6 +58,7 @@
 #define G1_B 4
 #endif
 #include "ref.h"
+#include "ff52.cuh"
 
 FP_PARAMS(fr_params, 8, LP(FR_P), LP(FR_M0), LP(FR_RR), LP(FR_ONE));
 FP_PARAMS(fq_params, LP(FQ_LIMBS32), LP(FQ_P), LP(FQ_M0), LP(FQ_RR), LP(FQ_ONE));
@@ -249,6 +252,159 @@ static void ff_test(const char *name, const rfield<L> &f)
     bench(ff_bench_kernel<F>, "field mul (Gmul/s)");
     if (E == 1)
         bench(ff_sqr_bench_kernel<F>, "field sqr (Gmul/s)");
+    cudaFree(d_a), cudaFree(d_b), cudaFree(d_o), cudaFree(d_x);
+}
+
+/* ------------------------------------------------------------------ FP64 product (ff52.cuh) */
+template <class F, int M>
+FF_INLINE void f52_in(double *r, const F &x, const f52_params<M> &P)
+{
+    double t[M];
+    f52_split<M, F::N>(t, x.v);
+    f52_mul<M>(r, t, P.to, P);
+}
+template <class F, int M>
+FF_INLINE F f52_out(const double *a, const f52_params<M> &P)
+{
+    double t[M];
+    uint32_t w[F::N];
+    f52_mul<M>(t, a, P.from, P);
+    f52_join<M, F::N>(w, t);
+    return F::reduce_once(w, 0);
+}
+
+template <class F, int M>
+__global__ __launch_bounds__(256) void f52_check_kernel(F *out, const F *a, const F *b, size_t n, f52_params<M> P)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    double x[M], y[M];
+    f52_in<F, M>(x, a[i], P);
+    f52_in<F, M>(y, b[i], P);
+    f52_mul<M>(x, x, y, P);
+    out[i] = f52_out<F, M>(x, P);
+}
+
+/* ff_bench_kernel's chains (x = x y, y = y x) in the 52-bit form */
+template <class F, int M>
+__global__ __launch_bounds__(256) void f52_bench_kernel(F *a, int iters, f52_params<M> P)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    double x[M], y[M];
+    f52_in<F, M>(x, a[2 * i], P);
+    f52_in<F, M>(y, a[2 * i + 1], P);
+    for (int k = 0; k < iters; k++) {
+        f52_mul<M>(x, x, y, P);
+        f52_mul<M>(y, y, x, P);
+    }
+    a[2 * i] = f52_out<F, M>(x, P);
+    a[2 * i + 1] = f52_out<F, M>(y, P);
+}
+
+/* both products in one thread: ff_bench_kernel's chains on a[2i], a[2i + 1] (integer pipe) and
+   the FP64 chains on a[2i + 2T], a[2i + 2T + 1], T threads, interleaved */
+template <class F, int M>
+__global__ __launch_bounds__(256) void f52_hybrid_kernel(F *a, int iters, f52_params<M> P, size_t T)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    F x = a[2 * i], y = a[2 * i + 1];
+    double u[M], v[M];
+    f52_in<F, M>(u, a[2 * T + 2 * i], P);
+    f52_in<F, M>(v, a[2 * T + 2 * i + 1], P);
+    for (int k = 0; k < iters; k++) {
+        x = x * y;
+        f52_mul<M>(u, u, v, P);
+        y = y * x;
+        f52_mul<M>(v, v, u, P);
+    }
+    a[2 * i] = x, a[2 * i + 1] = y;
+    a[2 * T + 2 * i] = f52_out<F, M>(u, P);
+    a[2 * T + 2 * i + 1] = f52_out<F, M>(v, P);
+}
+
+/* checked against the reference (single products) and against ff.cuh's chains (the same
+   start values give the same values after 2 x 16 products), then timed */
+template <class F, int L, int M>
+static void f52_test(const char *name, const rfield<L> &f)
+{
+    const int N = F::N;
+    f52_params<M> P = f52_params_of<M>(f.p, L, N);
+    const size_t n = 1 << 16;
+    std::vector<uint64_t> a(n * L), b(n * L), out(n * L);
+    for (size_t i = 0; i < n; i++) {
+        rand_below<L>(&a[i * L], f.p);
+        rand_below<L>(&b[i * L], f.p);
+    }
+    memset(&a[0], 0, L * 8);
+    memcpy(&a[L], f.p, L * 8);
+    a[L] -= 1;
+    memcpy(&b[L], &a[L], L * 8);
+    F *d_a, *d_b, *d_o;
+    CK(cudaMalloc(&d_a, n * sizeof(F)));
+    CK(cudaMalloc(&d_b, n * sizeof(F)));
+    CK(cudaMalloc(&d_o, n * sizeof(F)));
+    CK(cudaMemcpy(d_a, a.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(d_b, b.data(), n * sizeof(F), cudaMemcpyHostToDevice));
+    CK(cudaMemset(d_o, 0xa5, n * sizeof(F)));
+    f52_check_kernel<F, M><<<(unsigned)(n / 256), 256>>>(d_o, d_a, d_b, n, P);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(out.data(), d_o, n * sizeof(F), cudaMemcpyDeviceToHost));
+    rext<L, 1> R{&f};
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r[L];
+        R.mul(r, &a[i * L], &b[i * L]);
+        bad += memcmp(r, &out[i * L], L * 8) != 0;
+    }
+    /* chains: the same random start values through both products */
+    int sms = 132;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    size_t threads = (size_t)sms * 2048;
+    std::vector<uint64_t> st(4 * threads * L), r1(2 * threads * L), r2(2 * threads * L);
+    for (size_t i = 0; i < 4 * threads; i++)
+        rand_below<L>(&st[i * L], f.p);
+    F *d_x;
+    CK(cudaMalloc(&d_x, 4 * threads * sizeof(F)));
+    CK(cudaMemcpy(d_x, st.data(), 2 * threads * sizeof(F), cudaMemcpyHostToDevice));
+    ff_bench_kernel<F><<<(unsigned)(threads / 256), 256>>>(d_x, 16);
+    CK(cudaMemcpy(r1.data(), d_x, 2 * threads * sizeof(F), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(d_x, st.data(), 2 * threads * sizeof(F), cudaMemcpyHostToDevice));
+    f52_bench_kernel<F, M><<<(unsigned)(threads / 256), 256>>>(d_x, 16, P);
+    CK(cudaGetLastError());
+    CK(cudaMemcpy(r2.data(), d_x, 2 * threads * sizeof(F), cudaMemcpyDeviceToHost));
+    size_t bad_chain = 0;
+    for (size_t i = 0; i < 2 * threads; i++)
+        bad_chain += memcmp(&r1[i * L], &r2[i * L], L * 8) != 0;
+    printf("check %-4s FP64 product (%d limbs of 52 bits): %zu random pairs %s (%zu mismatches), %zu chains of 32 "
+           "against ff.cuh's: %s (%zu mismatches)\n",
+           name, M, n, bad ? "FAIL" : "ok", bad, 2 * threads, bad_chain ? "FAIL" : "ok", bad_chain);
+    g_fail |= bad != 0 || bad_chain != 0;
+    /* throughput: the chains of ff_test's bench, integer and FP64, and both at once */
+    CK(cudaMemcpy(d_x, st.data(), 4 * threads * sizeof(F), cudaMemcpyHostToDevice));
+    int iters = 256;
+    double muls = 2.0 * iters * threads;
+    double fp64_ops = 6.0 * M * M + 6.0 * M;
+    double bound = muls * fp64_ops / (sms * 64.0 * 1.98e9) * 1e3;
+    auto bench = [&](auto launch, double count, const char *op) {
+        timer t;
+        std::vector<float> ms;
+        for (int rep = 0; rep < 6; rep++) {
+            t.start();
+            launch();
+            float m = t.stop();
+            if (rep)
+                ms.push_back(m);
+        }
+        CK(cudaGetLastError());
+        double med = median(ms);
+        row(op, name, (float)med, bound * count / muls, "Gmul/s", count / med / 1e6);
+    };
+    unsigned blocks = (unsigned)(threads / 256);
+    bench([&] { ff_bench_kernel<F><<<blocks, 256>>>(d_x, iters); }, muls, "field mul (Gmul/s)");
+    bench([&] { f52_bench_kernel<F, M><<<blocks, 256>>>(d_x, iters, P); }, muls, "field mul FP64 (Gmul/s)");
+    bench([&] { f52_hybrid_kernel<F, M><<<blocks, 256>>>(d_x, iters, P, threads); }, 2 * muls,
+          "field mul INT+FP64");
     cudaFree(d_a), cudaFree(d_b), cudaFree(d_o), cudaFree(d_x);
 }
 
@@ -703,7 +859,7 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 int main(int argc, char **argv)
 {
     bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
-         distinct = false, sweep = false, msm24 = false, table = false, tg1 = false, tg2 = false;
+         distinct = false, sweep = false, msm24 = false, table = false, tg1 = false, tg2 = false, f52 = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "ff"))
             do_ff = true;
@@ -729,6 +885,8 @@ int main(int argc, char **argv)
             tg1 = true;
         else if (!strcmp(argv[i], "tg2"))
             tg2 = true;
+        else if (!strcmp(argv[i], "f52"))
+            f52 = true;
         else if (!strncmp(argv[i], "aff=", 4)) {
             g_aff_set = 1;
             if (sscanf(argv[i] + 4, "%u:%u", &g_aff_rounds, &g_aff_chunk) < 1) {
@@ -754,6 +912,10 @@ int main(int argc, char **argv)
         ff_test<fr, 4, 1>("Fr", frr);
         ff_test<fq, QL, 1>("Fq", fqr);
         ff_test<fq2, QL, 2>("Fq2", fqr);
+    }
+    if (f52) {
+        f52_test<fr, 4, 5>("Fr", frr);
+        f52_test<fq, QL, QL == 4 ? 5 : 8>("Fq", fqr);
     }
     if (do_ntt)
         ntt_test(frr, big ? 26 : 20);

@@ -50,7 +50,7 @@
  * negation) and infinities are left to that pass. The threads are persistent, as many as
  * s.aff_threads, each with scratch for one chunk (slots interleaved across threads so that a
  * warp's accesses coalesce), taking chunks from a counter.
- * Measured on the H200 (dev/cuda/NOTES.md, session 8): slower than the plain kernel. BN254 G1
+ * Measured on the H200 (dev/cuda/NOTES.md, study 8): slower than the plain kernel. BN254 G1
  * 2^24 over a table, level 0: 54.9 ms plain, 78.1 ms with 4 rounds over chunks of 512 (the
  * best variant), 60.4 ms for the kernel's frame with no rounds. An affine addition with its
  * scratch traffic, its share of an inversion and the kernel's occupancy costs about 1.35 times
