@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# gpu.sh - GPU benchmark: kernel labs (field mul, NTT 2^16..2^26, MSM G1/G2 2^20/2^22/2^24)
+# gpu.sh - GPU benchmark: kernel labs (field mul, NTT 2^16..2^26, MSM G1/G2 2^20/2^22/2^24:
+# random scalars, plain and over a table, and a witness's 0/1 mix)
 # and whole proofs with --backend gpu against --backend cpu on synthetic keys, both curves.
 # Writes a markdown table to bench/results/gpu-<date>.md with the device and the commit.
 #
