@@ -556,39 +556,41 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     }
 }
 
-/* no argument: everything; "msm": the point and MSM tests only (what MSM_LAZY_BASE changes) */
+static void field_tests()
+{
+    field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
+    field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
+    field_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 Fq2", BN254_FQ_P);
+    field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
+    field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
+    field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
+}
+
+static void f52_tests()
+{
+    f52_test<fp_t<bn_fr>, 5>("BN254 Fr", BN254_FR_P);
+    f52_test<fp_t<bn_fq>, 5>("BN254 Fq", BN254_FQ_P);
+    f52_test<fp_t<bls_fr>, 5>("BLS12-381 Fr", BLS12_381_FR_P);
+    f52_test<fp_t<bls_fq>, 8>("BLS12-381 Fq", BLS12_381_FQ_P);
+}
+
+/* no argument: everything; "msm": the point and MSM tests only (what MSM_LAZY_BASE changes);
+   "ff": the field tests only; "f52": the FP64 product only */
 int main(int argc, char **argv)
 {
-    bool all = argc < 2 || strcmp(argv[1], "msm") != 0;
-    if (argc > 1 && !strcmp(argv[1], "ff")) { /* the field tests alone */
-        field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
-        field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
-        field_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 Fq2", BN254_FQ_P);
-        field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
-        field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
-        field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
-        printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
-        return fails != 0;
-    }
-    if (argc > 1 && !strcmp(argv[1], "f52")) { /* the FP64 product alone */
-        f52_test<fp_t<bn_fr>, 5>("BN254 Fr", BN254_FR_P);
-        f52_test<fp_t<bn_fq>, 5>("BN254 Fq", BN254_FQ_P);
-        f52_test<fp_t<bls_fr>, 5>("BLS12-381 Fr", BLS12_381_FR_P);
-        f52_test<fp_t<bls_fq>, 8>("BLS12-381 Fq", BLS12_381_FQ_P);
+    const char *only = argc > 1 ? argv[1] : "";
+    bool all = strcmp(only, "msm") != 0;
+    if (!strcmp(only, "ff") || !strcmp(only, "f52")) {
+        if (!strcmp(only, "ff"))
+            field_tests();
+        else
+            f52_tests();
         printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
         return fails != 0;
     }
     if (all) {
-        field_test<fp_t<bn_fr>, 4, 1>("BN254 Fr", BN254_FR_P);
-        field_test<fp_t<bn_fq>, 4, 1>("BN254 Fq", BN254_FQ_P);
-        field_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 Fq2", BN254_FQ_P);
-        field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
-        field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
-        field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
-        f52_test<fp_t<bn_fr>, 5>("BN254 Fr", BN254_FR_P);
-        f52_test<fp_t<bn_fq>, 5>("BN254 Fq", BN254_FQ_P);
-        f52_test<fp_t<bls_fr>, 5>("BLS12-381 Fr", BLS12_381_FR_P);
-        f52_test<fp_t<bls_fq>, 8>("BLS12-381 Fq", BLS12_381_FQ_P);
+        field_tests();
+        f52_tests();
     }
     ec_test<fp_t<bn_fq>, 4, 1>("BN254 G1", BN254_FQ_P, 3);
     ec_test<fp2_t<fp_t<bn_fq>>, 4, 2>("BN254 G2", BN254_FQ_P, 4);

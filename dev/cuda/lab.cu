@@ -700,6 +700,20 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     cudaFree(d_scr), cudaFree(d_bases), cudaFree(d_sc);
 }
 
+/* a witness's scalars (as the sparse dev-circuit's and a hash circuit's): half zeros, 40 % ones,
+   10 % full-field values */
+static void witness_mix(std::vector<uint64_t> &sc, size_t n, const rfield<4> &frr)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t r = rnd() % 10;
+        memset(&sc[i * 4], 0, 32);
+        if (r < 4)
+            sc[i * 4] = 1;
+        else if (r == 9)
+            rand_below<4>(&sc[i * 4], frr.p);
+    }
+}
+
 template <class F, int E>
 static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
 {
@@ -752,16 +766,7 @@ static void msm_test(const rfield<4> &frr, const rfield<QL> &fqr, bool big)
                 rand_below<4>(&sc[i * 4], frr.p);
             msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, true);
             msm_case<F, E>("random scalars", n, pts, K, sc, frr, fqr, true, 0, false, 0, 1);
-            /* a witness's mix (as the sparse dev-circuit's and a hash circuit's): half zeros,
-               40 % ones, 10 % full-field values; the witness MSMs take no table */
-            for (size_t i = 0; i < n; i++) {
-                uint64_t r = rnd() % 10;
-                memset(&sc[i * 4], 0, 32);
-                if (r < 4)
-                    sc[i * 4] = 1;
-                else if (r == 9)
-                    rand_below<4>(&sc[i * 4], frr.p);
-            }
+            witness_mix(sc, n, frr); /* the witness MSMs take no table */
             msm_case<F, E>("0/1 mix (50 % 0, 40 % 1, 10 % random)", n, pts, K, sc, frr, fqr, true);
         }
     }
@@ -782,14 +787,7 @@ static void msm_prof_run(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
         unsigned c0 = msm_window_bits(n);
         for (unsigned c = c0; c <= c0 + 4 && c <= 22; c += 2)
             msm_case<F, E>("random", n, pts, K, sc, frr, fqr, true, c, true);
-        for (size_t i = 0; i < n; i++) {
-            uint64_t r = rnd() % 10;
-            memset(&sc[i * 4], 0, 32);
-            if (r < 4)
-                sc[i * 4] = 1;
-            else if (r == 9)
-                rand_below<4>(&sc[i * 4], frr.p);
-        }
+        witness_mix(sc, n, frr);
         msm_case<F, E>("0/1-heavy", n, pts, K, sc, frr, fqr, true, 0, true);
     }
 }
