@@ -11,6 +11,7 @@
  *   shape at 2^24, G1 and G2 (checked, timed, phases); table: window bits over a table of
  *   shifted bases at 2^22 and 2^24 (checked, timed, phases; msm.cuh TABLE); tg1, tg2: G1 or G2
  *   at 2^24 over a table at the backend's window bits (for builds that differ in a knob);
+ *   ch=A,B,..: tg1 and tg2 at each of these level-0 chunks (default: the shape's);
  *   f52: the FP64 Montgomery product of ff52.cuh (checked, timed beside ff.cuh's, and both at
  *   once in one thread);
  *   aff=R:C: every MSM over a table takes R affine rounds at level 0 over chunks of C entries
@@ -70,6 +71,7 @@ typedef fp2_t<fq> fq2;
 static int g_fail = 0;
 static int g_aff_set = 0; /* aff=R:C given */
 static unsigned g_aff_rounds = 0, g_aff_chunk = 0;
+static std::vector<unsigned> g_chunks = {0}; /* ch=: level-0 chunks for tg1/tg2 (0: the shape's) */
 #define CK(x)                                                                                     \
     do {                                                                                          \
         cudaError_t e_ = (x);                                                                     \
@@ -610,7 +612,7 @@ static void msm_case(const char *label, size_t n, const std::vector<uint64_t> &p
     rcurve<QL, E> C{{&fqr}};
     /* a witness's 0/1 mix takes the backend's shape for the witness MSMs */
     bool mix = !strncmp(label, "0/1", 3);
-    msm_shape s = msm_shape_of(n, FR_BITS, c_force, mix && !tab, tab);
+    msm_shape s = msm_shape_of(n, FR_BITS, c_force, mix && !tab, tab, E == 2);
     if (chunk_force)
         msm_shape_set_chunk(s, chunk_force);
     if (tab && g_aff_set)
@@ -829,7 +831,7 @@ static void msm_distinct(const rfield<4> &frr, const rfield<QL> &fqr, unsigned l
         size_t n = (size_t)1 << lg;
         /* the default shape, and up to 2^20 points the other sort (one call or one per window) */
         msm_shape shapes[2];
-        shapes[0] = shapes[1] = msm_shape_of(n, FR_BITS);
+        shapes[0] = shapes[1] = msm_shape_of(n, FR_BITS, 0, 0, 0, E == 2);
         shapes[1].sort_all = !shapes[0].sort_all;
         int nshapes = lg <= 20 ? 2 : 1;
         uint8_t *d_scr, *d_bases;
@@ -906,7 +908,19 @@ int main(int argc, char **argv)
             tg2 = true;
         else if (!strcmp(argv[i], "f52"))
             f52 = true;
-        else if (!strncmp(argv[i], "aff=", 4)) {
+        else if (!strncmp(argv[i], "ch=", 3)) {
+            g_chunks.clear();
+            for (char *q = argv[i] + 3; *q;) {
+                char *e;
+                unsigned long v = strtoul(q, &e, 10);
+                if (e == q || v == 0 || (v & (v - 1))) {
+                    fprintf(stderr, "ch=A,B,...: level-0 chunks (powers of two) for tg1/tg2\n");
+                    return 2;
+                }
+                g_chunks.push_back((unsigned)v);
+                q = *e == ',' ? e + 1 : e;
+            }
+        } else if (!strncmp(argv[i], "aff=", 4)) {
             g_aff_set = 1;
             if (sscanf(argv[i] + 4, "%u:%u", &g_aff_rounds, &g_aff_chunk) < 1) {
                 fprintf(stderr, "aff=R:C: R affine rounds, C entries a chunk\n");
@@ -963,9 +977,9 @@ int main(int argc, char **argv)
         msm_sweep<fq2, 2>(frr, fqr, 24, {22, 24}, {0}, 1);
     }
     if (tg1)
-        msm_sweep<fq, 1>(frr, fqr, 24, {0}, {0}, 1);
+        msm_sweep<fq, 1>(frr, fqr, 24, {0}, g_chunks, 1);
     if (tg2)
-        msm_sweep<fq2, 2>(frr, fqr, 24, {0}, {0}, 1);
+        msm_sweep<fq2, 2>(frr, fqr, 24, {0}, g_chunks, 1);
     if (prof) {
         msm_prof_run<fq, 1>(frr, fqr, 24);
         msm_prof_run<fq2, 2>(frr, fqr, 22);

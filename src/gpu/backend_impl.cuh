@@ -92,7 +92,7 @@ size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
    a table of shifted bases */
 msm_shape set_shape(const zkey_file *z, int k, int tab)
 {
-    return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H, k == ZKEY_H && tab);
+    return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H, k == ZKEY_H && tab, k == ZKEY_B2);
 }
 size_t set_point_bytes(const zkey_file *z, int k)
 {
