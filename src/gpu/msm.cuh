@@ -232,7 +232,8 @@ static inline void msm_shape_set_affine(msm_shape &s, unsigned rounds, unsigned 
 }
 
 /* witness = 1: the scalars are a witness (see msm_window_bits); tab = 1: the bases are a table
-   of shifted copies (see TABLE; msm_table_ok says whether n allows one) */
+   of shifted copies (see TABLE; msm_table_ok says whether n allows one); g2 = 1: the points are
+   G2's (larger level-0 chunks for many random scalars, MSM_CHUNK_LARGE_G2) */
 static inline msm_shape msm_shape_of(size_t n, unsigned scalar_bits, unsigned c = 0, int witness = 0,
                                      int tab = 0, int g2 = 0)
 {
