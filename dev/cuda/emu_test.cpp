@@ -11,6 +11,15 @@
 #include <string.h>
 
 #include "emu_ptx.h"
+/* as the CUDA units: the mixed addition's products through ec_mul_call, and for G2 each Fq
+   product of the Fq2 arithmetic (gpu_bls12_381.cu; -DEC_MUL_CALL=0: inline, -DEC_MUL_CALL2=1:
+   the Fq2 product out of line, as gpu_bn254.cu) */
+#ifndef EC_MUL_CALL
+#define EC_MUL_CALL 1
+#endif
+#ifndef EC_MUL_CALL2
+#define EC_MUL_CALL2 2
+#endif
 
 uint4 smem_raw[4096];
 #include <algorithm>

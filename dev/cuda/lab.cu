@@ -33,13 +33,19 @@
 #include <vector>
 
 #if defined(LAB_BN254) && !defined(MSM_ACC_MINB)
-#define MSM_ACC_MINB 6 /* as gpu_bn254.cu */
+#define MSM_ACC_MINB 4 /* as gpu_bn254.cu */
 #endif
 #if defined(LAB_BN254) && !defined(MSM_ACC_MINB2)
 #define MSM_ACC_MINB2 3 /* as gpu_bn254.cu */
 #endif
 #if defined(LAB_BLS12_381) && !defined(MSM_LAZY_BASE)
 #define MSM_LAZY_BASE 1 /* as gpu_bls12_381.cu */
+#endif
+#ifndef EC_MUL_CALL
+#define EC_MUL_CALL 1 /* as both units */
+#endif
+#if defined(LAB_BLS12_381) && !defined(EC_MUL_CALL2)
+#define EC_MUL_CALL2 2 /* as gpu_bls12_381.cu */
 #endif
 #include "gpu/cuda_util.cuh"
 #include "gpu/msm.cuh"
@@ -877,6 +883,19 @@ static void msm_one(const rfield<4> &frr, const rfield<QL> &fqr)
 
 #endif
 
+/* LAB_G1_ONLY / LAB_G2_ONLY: no G2 / G1 MSM (a variant of one group's MSM kernels builds in a
+   fraction of the time) */
+#ifdef LAB_G1_ONLY
+#define LAB_G2(...) ((void)0)
+#else
+#define LAB_G2(...) __VA_ARGS__
+#endif
+#ifdef LAB_G2_ONLY
+#define LAB_G1(...) ((void)0)
+#else
+#define LAB_G1(...) __VA_ARGS__
+#endif
+
 int main(int argc, char **argv)
 {
     bool do_ff = argc < 2, do_ntt = argc < 2, do_msm = argc < 2, big = false, prof = false, one = false,
@@ -954,39 +973,39 @@ int main(int argc, char **argv)
         ntt_test(frr, big ? 26 : 20);
 #ifndef LAB_NTT_ONLY
     if (one) { /* a single large MSM of each group, for a profiler */
-        msm_one<fq, 1>(frr, fqr);
-        msm_one<fq2, 2>(frr, fqr);
+        LAB_G1(msm_one<fq, 1>(frr, fqr));
+        LAB_G2(msm_one<fq2, 2>(frr, fqr));
     }
     if (distinct) {
-        msm_distinct<fq, 1>(frr, fqr, 24);
-        msm_distinct<fq2, 2>(frr, fqr, 22);
+        LAB_G1(msm_distinct<fq, 1>(frr, fqr, 24));
+        LAB_G2(msm_distinct<fq2, 2>(frr, fqr, 22));
     }
     if (msm24) { /* the default shape at 2^24, checked, timed, phases */
-        msm_sweep<fq, 1>(frr, fqr, 24, {0}, {0});
-        msm_sweep<fq2, 2>(frr, fqr, 24, {0}, {0});
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 24, {0}, {0}));
+        LAB_G2(msm_sweep<fq2, 2>(frr, fqr, 24, {0}, {0}));
     }
     if (sweep) {
-        msm_sweep<fq, 1>(frr, fqr, 22, {16, 18}, {32, 128});
-        msm_sweep<fq, 1>(frr, fqr, 24, {16, 18, 20}, {32, 128, 256});
-        msm_sweep<fq2, 2>(frr, fqr, 22, {16, 18}, {32, 128});
-        msm_sweep<fq2, 2>(frr, fqr, 24, {16, 18, 20}, {32, 128});
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 22, {16, 18}, {32, 128}));
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 24, {16, 18, 20}, {32, 128, 256}));
+        LAB_G2(msm_sweep<fq2, 2>(frr, fqr, 22, {16, 18}, {32, 128}));
+        LAB_G2(msm_sweep<fq2, 2>(frr, fqr, 24, {16, 18, 20}, {32, 128}));
     }
     if (table) { /* window bits over a table of shifted bases (checked, timed, phases) */
-        msm_sweep<fq, 1>(frr, fqr, 22, {18, 20}, {0}, 1);
-        msm_sweep<fq, 1>(frr, fqr, 24, {20, 22, 24}, {0}, 1);
-        msm_sweep<fq2, 2>(frr, fqr, 24, {22, 24}, {0}, 1);
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 22, {18, 20}, {0}, 1));
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 24, {20, 22, 24}, {0}, 1));
+        LAB_G2(msm_sweep<fq2, 2>(frr, fqr, 24, {22, 24}, {0}, 1));
     }
     if (tg1)
-        msm_sweep<fq, 1>(frr, fqr, 24, {0}, g_chunks, 1);
+        LAB_G1(msm_sweep<fq, 1>(frr, fqr, 24, {0}, g_chunks, 1));
     if (tg2)
-        msm_sweep<fq2, 2>(frr, fqr, 24, {0}, g_chunks, 1);
+        LAB_G2(msm_sweep<fq2, 2>(frr, fqr, 24, {0}, g_chunks, 1));
     if (prof) {
-        msm_prof_run<fq, 1>(frr, fqr, 24);
-        msm_prof_run<fq2, 2>(frr, fqr, 22);
+        LAB_G1(msm_prof_run<fq, 1>(frr, fqr, 24));
+        LAB_G2(msm_prof_run<fq2, 2>(frr, fqr, 22));
     }
     if (do_msm) {
-        msm_test<fq, 1>(frr, fqr, big);
-        msm_test<fq2, 2>(frr, fqr, big);
+        LAB_G1(msm_test<fq, 1>(frr, fqr, big));
+        LAB_G2(msm_test<fq2, 2>(frr, fqr, big));
     }
 #else
     (void)one, (void)distinct, (void)prof, (void)do_msm, (void)sweep, (void)msm24, (void)table, (void)tg1, (void)tg2;

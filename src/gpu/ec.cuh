@@ -10,6 +10,100 @@
  */
 #pragma once
 #include "gpu/ff.cuh"
+#include <type_traits>
+
+/* 1: the mixed addition (level 0 of an MSM) takes its products from one out-of-line function
+   (squares too, or for Fp2 from a second one); 0: inline. Inline, its eight products and two
+   squares are some 12 000 instructions for 12 limbs, far more than the instruction cache holds,
+   and warps stall on instruction fetch; out of line, the product can also be mul_eo at any
+   number of limbs (two carry chains: more independent work per instruction). Set per curve by
+   the including unit (measured on the H200, dev/cuda/NOTES.md). */
+#ifndef EC_MUL_CALL
+#define EC_MUL_CALL 0
+#endif
+/* the same for G2 (fields of more than 48 bytes); 2: the Fp2 product and square are composed
+   inline of the base field's out-of-line product (one 12-limb product, not three, a call) */
+#ifndef EC_MUL_CALL2
+#define EC_MUL_CALL2 EC_MUL_CALL
+#endif
+#define EC_MUL_CALL_OF(F) (sizeof(F) <= 48 ? EC_MUL_CALL : EC_MUL_CALL2)
+/* the out-of-line product: mul_eo where F has it (fp_t), else F's own */
+template <class F>
+FF_INLINE auto ec_prod(const F &a, const F &b, int) -> decltype(F::mul_eo(a, b))
+{
+    return F::mul_eo(a, b);
+}
+template <class F>
+FF_INLINE F ec_prod(const F &a, const F &b, long)
+{
+    return a * b;
+}
+template <class F>
+__device__ __noinline__ F ec_mul_call(const F a, const F b)
+{
+    return ec_prod(a, b, 0);
+}
+template <class F>
+__device__ __noinline__ F ec_sqr_call(const F a)
+{
+    return a.sqr();
+}
+/* squares through ec_mul_call where the product is mul_eo (fp_t); Fp2 keeps its complex square */
+template <class F>
+FF_INLINE auto ec_sqr_of(const F &a, int) -> decltype(F::mul_eo(a, a))
+{
+    return ec_mul_call<F>(a, a);
+}
+template <class F>
+FF_INLINE F ec_sqr_of(const F &a, long)
+{
+    return ec_sqr_call<F>(a);
+}
+template <class F>
+struct ec_is_fp2 : std::false_type {
+};
+template <class B>
+struct ec_is_fp2<fp2_t<B>> : std::true_type {
+};
+/* fp2_t's operator* and sqr with each base-field product through ec_mul_call */
+template <class F>
+FF_INLINE F ec_fp2_mul(const F &a, const F &b)
+{
+    using B = decltype(a.c0);
+    B v0 = ec_mul_call<B>(a.c0, b.c0), v1 = ec_mul_call<B>(a.c1, b.c1), sa, sb;
+    B::add_raw(sa.v, a.c0, a.c1);
+    B::add_raw(sb.v, b.c0, b.c1);
+    B s = ec_mul_call<B>(sa, sb);
+    return F{v0 - v1, s - v0 - v1};
+}
+template <class F>
+FF_INLINE F ec_fp2_sqr(const F &a)
+{
+    using B = decltype(a.c0);
+    B m = ec_mul_call<B>(a.c0, a.c1), sa;
+    B::add_raw(sa.v, a.c0, a.c1);
+    return F{ec_mul_call<B>(sa, a.c0 - a.c1), m.dbl()};
+}
+template <class F>
+FF_INLINE F ec_mul(const F &a, const F &b)
+{
+    if constexpr (EC_MUL_CALL_OF(F) == 2 && ec_is_fp2<F>::value)
+        return ec_fp2_mul(a, b);
+    else if constexpr (EC_MUL_CALL_OF(F) != 0)
+        return ec_mul_call<F>(a, b);
+    else
+        return a * b;
+}
+template <class F>
+FF_INLINE F ec_sqr(const F &a)
+{
+    if constexpr (EC_MUL_CALL_OF(F) == 2 && ec_is_fp2<F>::value)
+        return ec_fp2_sqr(a);
+    else if constexpr (EC_MUL_CALL_OF(F) != 0)
+        return ec_sqr_of(a, 0);
+    else
+        return a.sqr();
+}
 
 template <class F>
 struct affine_t {
@@ -60,13 +154,13 @@ struct xyzz_t {
     FF_INLINE void set_dbl_affine(const affine_t<F> &p)
     {
         F u = p.y.dbl();
-        F v = u.sqr();
-        F w = u * v;
-        F s = p.x * v;
-        F x2 = p.x.sqr();
+        F v = ec_sqr(u);
+        F w = ec_mul(u, v);
+        F s = ec_mul(p.x, v);
+        F x2 = ec_sqr(p.x);
         F m = x2.dbl() + x2;
-        x = m.sqr() - s.dbl();
-        y = m * (s - x) - w * p.y;
+        x = ec_sqr(m) - s.dbl();
+        y = ec_mul(m, s - x) - ec_mul(w, p.y);
         zz = v;
         zzz = w;
     }
@@ -80,8 +174,8 @@ struct xyzz_t {
             *this = xyzz_t{p.x, p.y, F::one(), F::one()};
             return;
         }
-        F pp_ = p.x * zz - x;
-        F r = p.y * zzz - y;
+        F pp_ = ec_mul(p.x, zz) - x;
+        F r = ec_mul(p.y, zzz) - y;
         if (pp_.is_zero()) {
             if (r.is_zero())
                 set_dbl_affine(p);
@@ -103,9 +197,9 @@ struct xyzz_t {
             *this = xyzz_t{a.x, neg ? a.y.neg() : a.y, F::one(), F::one()};
             return;
         }
-        F pp_ = F::load(p) * zz - x;
+        F pp_ = ec_mul(F::load(p), zz) - x;
         F py = F::load(p + sizeof(F));
-        F r = (neg ? py.neg() : py) * zzz - y;
+        F r = ec_mul(neg ? py.neg() : py, zzz) - y;
         if (pp_.is_zero()) {
             affine_t<F> a{load_fresh(p), load_fresh(p + sizeof(F))};
             if (neg)
@@ -125,13 +219,13 @@ struct xyzz_t {
         /* each product as soon as its inputs exist (the asm carry chains keep source order),
            so PP dies after Q and X1 with it: BLS12-381 G2 level 0 spills less, 312 -> 274 ms
            at 2^22 */
-        F pp = pp_.sqr();
-        F ppp = pp_ * pp;
-        zz = zz * pp;
-        F q = x * pp;
-        zzz = zzz * ppp;
-        x = r.sqr() - ppp - q.dbl();
-        y = r * (q - x) - y * ppp;
+        F pp = ec_sqr(pp_);
+        F ppp = ec_mul(pp_, pp);
+        zz = ec_mul(zz, pp);
+        F q = ec_mul(x, pp);
+        zzz = ec_mul(zzz, ppp);
+        x = ec_sqr(r) - ppp - q.dbl();
+        y = ec_mul(r, q - x) - ec_mul(y, ppp);
     }
 
     /* a field element read from memory again (not merged with an earlier read of it, which
