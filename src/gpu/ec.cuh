@@ -12,12 +12,13 @@
 #include "gpu/ff.cuh"
 #include <type_traits>
 
-/* 1: the mixed addition (level 0 of an MSM) takes its products from one out-of-line function
-   (squares too, or for Fp2 from a second one); 0: inline. Inline, its eight products and two
-   squares are some 12 000 instructions for 12 limbs, far more than the instruction cache holds,
-   and warps stall on instruction fetch; out of line, the product can also be mul_eo at any
-   number of limbs (two carry chains: more independent work per instruction). Set per curve by
-   the including unit (measured on the H200, dev/cuda/NOTES.md). */
+/* 1: the point formulas (the mixed addition of an MSM's level 0, add, dbl) take their products
+   from one out-of-line function (squares too, or for Fp2 from a second one); 0: inline. Inline,
+   the mixed addition's eight products and two squares are some 12 000 instructions for 12
+   limbs, far more than the instruction cache holds, and warps stall on instruction fetch; out
+   of line, the product can also be mul_eo at any number of limbs (two carry chains: more
+   independent work per instruction). Set per curve by the including unit (measured on the
+   H200, dev/cuda/NOTES.md). */
 #ifndef EC_MUL_CALL
 #define EC_MUL_CALL 0
 #endif
@@ -138,16 +139,16 @@ struct xyzz_t {
         if (is_inf())
             return;
         F u = y.dbl();
-        F v = u.sqr();
-        F w = u * v;
-        F s = x * v;
-        F x2 = x.sqr();
+        F v = ec_sqr(u);
+        F w = ec_mul(u, v);
+        F s = ec_mul(x, v);
+        F x2 = ec_sqr(x);
         F m = x2.dbl() + x2;
-        F x3 = m.sqr() - s.dbl();
-        y = m * (s - x3) - w * y;
+        F x3 = ec_sqr(m) - s.dbl();
+        y = ec_mul(m, s - x3) - ec_mul(w, y);
         x = x3;
-        zz = zz * v;
-        zzz = zzz * w;
+        zz = ec_mul(zz, v);
+        zzz = ec_mul(zzz, w);
     }
 
     /* mdbl-2008-s-1 of an affine point into *this. 2M + 4S */
@@ -255,10 +256,10 @@ struct xyzz_t {
             *this = b;
             return;
         }
-        F u1 = x * b.zz;
-        F u2 = b.x * zz;
-        F s1 = y * b.zzz;
-        F s2 = b.y * zzz;
+        F u1 = ec_mul(x, b.zz);
+        F u2 = ec_mul(b.x, zz);
+        F s1 = ec_mul(y, b.zzz);
+        F s2 = ec_mul(b.y, zzz);
         F pp_ = u2 - u1;
         F r = s2 - s1;
         if (pp_.is_zero()) {
@@ -268,14 +269,14 @@ struct xyzz_t {
                 *this = inf();
             return;
         }
-        F pp = pp_.sqr();
-        F ppp = pp_ * pp;
-        F q = u1 * pp;
-        F x3 = r.sqr() - ppp - q.dbl();
-        y = r * (q - x3) - s1 * ppp;
+        F pp = ec_sqr(pp_);
+        F ppp = ec_mul(pp_, pp);
+        F q = ec_mul(u1, pp);
+        F x3 = ec_sqr(r) - ppp - q.dbl();
+        y = ec_mul(r, q - x3) - ec_mul(s1, ppp);
         x = x3;
-        zz = zz * b.zz * pp;
-        zzz = zzz * b.zzz * ppp;
+        zz = ec_mul(ec_mul(zz, b.zz), pp);
+        zzz = ec_mul(ec_mul(zzz, b.zzz), ppp);
     }
 
     /* *this = k * *this for a small public k (double and add, variable time) */

@@ -358,10 +358,12 @@ struct fp_t {
         return redc(t);
     }
 
-    /* mul_eo for 8 limbs (Fr of both curves, BN254 Fq). For 12 limbs (BLS12-381 Fq) the G1
-     * MSM ran slower with it (251 -> 326 ms at 2^24: register pressure), so G1 keeps mul_sos
-     * while Fp2 products, which gained (1298 -> 1071 ms for G2), call mul_eo directly.
-     * FF_EO_LIMBS (a benchmark knob): the most limbs operator* takes mul_eo for. */
+    /* mul_eo for 8 limbs (Fr of both curves, BN254 Fq). For 12 limbs (BLS12-381 Fq) inline in
+     * the G1 MSM it ran slower (251 -> 326 ms at 2^24: register pressure), so operator* keeps
+     * mul_sos there, while Fp2 products, which gained (1298 -> 1071 ms for G2), call mul_eo
+     * directly, and so does the MSM's out-of-line product (ec.cuh ec_mul_call), where mul_eo is
+     * the faster at every limb count. FF_EO_LIMBS (a benchmark knob): the most limbs operator*
+     * takes mul_eo for. */
     friend FF_INLINE fp_t operator*(const fp_t &a, const fp_t &b)
     {
         return N <= FF_EO_LIMBS ? mul_eo(a, b) : mul_sos(a, b);
