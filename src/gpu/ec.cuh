@@ -66,30 +66,19 @@ struct ec_is_fp2 : std::false_type {
 template <class B>
 struct ec_is_fp2<fp2_t<B>> : std::true_type {
 };
-/* fp2_t's operator* and sqr with each base-field product through ec_mul_call */
-template <class F>
-FF_INLINE F ec_fp2_mul(const F &a, const F &b)
-{
-    using B = decltype(a.c0);
-    B v0 = ec_mul_call<B>(a.c0, b.c0), v1 = ec_mul_call<B>(a.c1, b.c1), sa, sb;
-    B::add_raw(sa.v, a.c0, a.c1);
-    B::add_raw(sb.v, b.c0, b.c1);
-    B s = ec_mul_call<B>(sa, sb);
-    return F{v0 - v1, s - v0 - v1};
-}
-template <class F>
-FF_INLINE F ec_fp2_sqr(const F &a)
-{
-    using B = decltype(a.c0);
-    B m = ec_mul_call<B>(a.c0, a.c1), sa;
-    B::add_raw(sa.v, a.c0, a.c1);
-    return F{ec_mul_call<B>(sa, a.c0 - a.c1), m.dbl()};
-}
+/* the base field's out-of-line product, for fp2_t::mul_by and sqr_by */
+struct ec_called_product {
+    template <class B>
+    FF_INLINE B operator()(const B &x, const B &y) const
+    {
+        return ec_mul_call<B>(x, y);
+    }
+};
 template <class F>
 FF_INLINE F ec_mul(const F &a, const F &b)
 {
     if constexpr (EC_MUL_CALL_OF(F) == 2 && ec_is_fp2<F>::value)
-        return ec_fp2_mul(a, b);
+        return F::mul_by(a, b, ec_called_product{});
     else if constexpr (EC_MUL_CALL_OF(F) != 0)
         return ec_mul_call<F>(a, b);
     else
@@ -99,7 +88,7 @@ template <class F>
 FF_INLINE F ec_sqr(const F &a)
 {
     if constexpr (EC_MUL_CALL_OF(F) == 2 && ec_is_fp2<F>::value)
-        return ec_fp2_sqr(a);
+        return a.sqr_by(ec_called_product{});
     else if constexpr (EC_MUL_CALL_OF(F) != 0)
         return ec_sqr_of(a, 0);
     else

@@ -492,19 +492,29 @@ struct fp2_t {
     friend FF_INLINE fp2_t operator-(const fp2_t &a, const fp2_t &b) { return fp2_t{a.c0 - b.c0, a.c1 - b.c1}; }
     FF_INLINE fp2_t neg() const { return fp2_t{c0.neg(), c1.neg()}; }
     FF_INLINE fp2_t dbl() const { return fp2_t{c0.dbl(), c1.dbl()}; }
+    /* the base field's mul_eo, as a product for mul_by and sqr_by */
+    struct eo_product {
+        FF_INLINE F operator()(const F &x, const F &y) const { return F::mul_eo(x, y); }
+    };
+    /* Karatsuba: 3M by the base-field product m(x, y), which must take operands below 2P: the
+       third product's are the sums unreduced, and its REDC brings the result below P all the
+       same, since 4P < R for both curves (two conditional subtractions fewer) */
+    template <class M>
+    static FF_INLINE fp2_t mul_by(const fp2_t &a, const fp2_t &b, M m)
+    {
+        F v0 = m(a.c0, b.c0), v1 = m(a.c1, b.c1), sa, sb;
+        F::add_raw(sa.v, a.c0, a.c1);
+        F::add_raw(sb.v, b.c0, b.c1);
+        F s = m(sa, sb);
+        return fp2_t{v0 - v1, s - v0 - v1};
+    }
     /* Karatsuba: 3M (with FP2_LAZY, mul_lazy) */
     friend FF_INLINE fp2_t operator*(const fp2_t &a, const fp2_t &b)
     {
 #if FP2_LAZY
         return mul_lazy(a, b);
 #else
-        /* the third product's operands unreduced (below 2P): its REDC brings the result below
-           P all the same, since 4P < R for both curves; two conditional subtractions fewer */
-        F v0 = F::mul_eo(a.c0, b.c0), v1 = F::mul_eo(a.c1, b.c1), sa, sb;
-        F::add_raw(sa.v, a.c0, a.c1);
-        F::add_raw(sb.v, b.c0, b.c1);
-        F s = F::mul_eo(sa, sb);
-        return fp2_t{v0 - v1, s - v0 - v1};
+        return mul_by(a, b, eo_product{});
 #endif
     }
     /* Karatsuba with lazy reduction: the three products stay 2N limbs wide and only c0 and c1
@@ -543,13 +553,15 @@ struct fp2_t {
         PTX_SUBC(t0[2 * N - 1], t0[2 * N - 1], s[2 * N - 1]);
         return fp2_t{F::redc_eo(d), F::redc_eo(t0)};
     }
-    /* complex squaring: (a0+a1)(a0-a1), 2 a0 a1: 2M */
-    FF_INLINE fp2_t sqr() const
+    /* complex squaring: (a0+a1)(a0-a1), 2 a0 a1: 2M by the base-field product m (as mul_by) */
+    template <class M>
+    FF_INLINE fp2_t sqr_by(M m) const
     {
-        F m = F::mul_eo(c0, c1), sa;
-        F::add_raw(sa.v, c0, c1); /* unreduced, as in operator* */
-        return fp2_t{F::mul_eo(sa, c0 - c1), m.dbl()};
+        F t = m(c0, c1), sa;
+        F::add_raw(sa.v, c0, c1); /* unreduced, as in mul_by */
+        return fp2_t{m(sa, c0 - c1), t.dbl()};
     }
+    FF_INLINE fp2_t sqr() const { return sqr_by(eo_product{}); }
     static FF_INLINE fp2_t load(const void *p)
     {
         const uint8_t *q = (const uint8_t *)p;
