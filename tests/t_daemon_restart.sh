@@ -8,7 +8,8 @@
 #     the same address) and writes proofs that verify;
 #   - an idempotency key used before the crash returns the same job after it;
 #   - a job that finished before a crash keeps its proofs across the restart;
-#   - retention: with --proof-ttl 1 an unfetched job is purged (404) after its TTL.
+#   - retention: with --proof-ttl 1 an unfetched job is purged (404) after its TTL;
+#   - await retries its proof downloads when the daemon goes away during one.
 # Usage: CUZK=bin/cuzk tests/t_daemon_restart.sh   (normally through tests/run.sh)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dashboard/daemon_helpers.sh"
@@ -94,5 +95,46 @@ for i in $(seq 1 300); do
 done
 check "with --proof-ttl 1 the finished job is purged (404) after its TTL" [ $gone = 1 ]
 stop_daemon
+
+# a daemon that goes away while await downloads the proofs of a done job (a stand-in that
+# answers the await, drops the first proof request without a reply, is gone for a second,
+# then serves): await retries and writes the files
+cat > "$tmp/flaky.js" << 'JS'
+const http = require('http');
+const [port, proofFile, publicFile] = process.argv.slice(2);
+const fs = require('fs');
+let dropped = false, server;
+const handler = (req, res) => {
+    if (req.url.startsWith('/v1/jobs/j-1/await')) {
+        res.end(JSON.stringify({id: 'j-1', state: 'done', terminal: true, n_partitions: 1, error: ''}));
+    } else if (req.url === '/v1/jobs/j-1/proofs/0/proof' && !dropped) {
+        dropped = true;
+        req.socket.destroy();
+        server.close();
+        setTimeout(() => { server = http.createServer(handler).listen(port, '127.0.0.1'); }, 1000);
+    } else if (req.url === '/v1/jobs/j-1/proofs/0/proof') {
+        res.end(fs.readFileSync(proofFile));
+    } else if (req.url === '/v1/jobs/j-1/proofs/0/public') {
+        res.end(fs.readFileSync(publicFile));
+    } else {
+        res.statusCode = 404;
+        res.end('{"error": "no such path"}');
+    }
+};
+server = http.createServer(handler).listen(port, '127.0.0.1', () => console.log('ready'));
+JS
+fport=$(( 20000 + RANDOM % 20000 ))
+node "$tmp/flaky.js" "$fport" "$tmp/out-pre/proof-0.json" "$tmp/out-pre/public-0.json" > "$tmp/flaky.out" 2>&1 &
+flaky=$!
+for i in $(seq 1 50); do grep -q ready "$tmp/flaky.out" 2> /dev/null && break; sleep 0.1; done
+"$CUZK" await --server "127.0.0.1:$fport" --timeout 30 j-1 --out "$tmp/out-flaky" > "$tmp/flaky.log" 2>&1
+frc=$?
+kill "$flaky" 2> /dev/null
+fok=0
+[ $frc = 0 ] && grep -q "lost the daemon" "$tmp/flaky.log" \
+    && cmp -s "$tmp/out-pre/proof-0.json" "$tmp/out-flaky/proof-0.json" \
+    && cmp -s "$tmp/out-pre/public-0.json" "$tmp/out-flaky/public-0.json" && fok=1
+[ $fok = 1 ] || sed 's/^/    /' "$tmp/flaky.log"
+check "await retries a proof download when the daemon goes away mid-request (rc $frc)" [ $fok = 1 ]
 
 finish

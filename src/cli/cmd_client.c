@@ -386,9 +386,26 @@ static int fetch_to_file(const client_opts *o, const char *path, const char *fil
 {
     httpc_reply r;
     char err[CUZK_ERRLEN] = "";
-    cuzk_err e = httpc_request(&r, o->server, o->token, "GET", path, NULL, NULL, 0, 120, err);
+    cuzk_err e;
+    int64_t lost_since = 0;
+    /* the job is done, so the daemon has the proof in its journal: when it goes away now (a
+       restart), retry for as long as the await itself would */
+    while ((e = httpc_request(&r, o->server, o->token, "GET", path, NULL, NULL, 0, 120, err)) == CUZK_EIO) {
+        if (!lost_since) {
+            lost_since = now_ms();
+            fprintf(stderr, "cuzk await: lost the daemon at %s (%s), retrying\n", o->server, err);
+        }
+        if (now_ms() - lost_since > AWAIT_RECONNECT_MS)
+            break;
+        struct timespec ts = {0, 250 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     if (e) {
-        fprintf(stderr, "cuzk await: %s\n", err);
+        if (lost_since)
+            fprintf(stderr, "cuzk await: daemon at %s unreachable for %lld s (%s)\n", o->server,
+                    (long long)((now_ms() - lost_since) / 1000), err);
+        else
+            fprintf(stderr, "cuzk await: %s\n", err);
         *rc = EXIT_SERVER;
         return -1;
     }
