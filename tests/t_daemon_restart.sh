@@ -101,9 +101,9 @@ stop_daemon
 # then serves): await retries and writes the files
 cat > "$tmp/flaky.js" << 'JS'
 const http = require('http');
-const [port, proofFile, publicFile] = process.argv.slice(2);
+const [proofFile, publicFile] = process.argv.slice(2);
 const fs = require('fs');
-let dropped = false, server;
+let dropped = false, server, port;
 const handler = (req, res) => {
     if (req.url.startsWith('/v1/jobs/j-1/await')) {
         res.end(JSON.stringify({id: 'j-1', state: 'done', terminal: true, n_partitions: 1, error: ''}));
@@ -121,12 +121,19 @@ const handler = (req, res) => {
         res.end('{"error": "no such path"}');
     }
 };
-server = http.createServer(handler).listen(port, '127.0.0.1', () => console.log('ready'));
+server = http.createServer(handler).listen(0, '127.0.0.1', () => {
+    port = server.address().port;
+    console.log('port ' + port);
+});
 JS
-fport=$(( 20000 + RANDOM % 20000 ))
-node "$tmp/flaky.js" "$fport" "$tmp/out-pre/proof-0.json" "$tmp/out-pre/public-0.json" > "$tmp/flaky.out" 2>&1 &
+node "$tmp/flaky.js" "$tmp/out-pre/proof-0.json" "$tmp/out-pre/public-0.json" > "$tmp/flaky.out" 2>&1 &
 flaky=$!
-for i in $(seq 1 50); do grep -q ready "$tmp/flaky.out" 2> /dev/null && break; sleep 0.1; done
+fport=
+for i in $(seq 1 50); do
+    fport=$(awk '/^port / {print $2}' "$tmp/flaky.out" 2> /dev/null)
+    [ -n "$fport" ] && break
+    sleep 0.1
+done
 "$CUZK" await --server "127.0.0.1:$fport" --timeout 30 j-1 --out "$tmp/out-flaky" > "$tmp/flaky.log" 2>&1
 frc=$?
 kill "$flaky" 2> /dev/null

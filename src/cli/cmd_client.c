@@ -67,6 +67,25 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* await lost the daemon it had reached (err: why): it may be restarting, and its journal keeps
+ * the job, so note when it went away and wait a moment. Returns 0 to try again, or the exit code
+ * once it has been gone AWAIT_RECONNECT_MS or the deadline (0: none) has passed. */
+static int await_lost(const char *server, const char *err, int64_t *lost_since, int64_t deadline)
+{
+    if (!*lost_since) {
+        *lost_since = now_ms();
+        fprintf(stderr, "cuzk await: lost the daemon at %s (%s), retrying\n", server, err);
+    }
+    if (now_ms() - *lost_since > AWAIT_RECONNECT_MS || (deadline && now_ms() >= deadline)) {
+        fprintf(stderr, "cuzk await: daemon at %s unreachable for %lld s (%s)\n", server,
+                (long long)((now_ms() - *lost_since) / 1000), err);
+        return deadline && now_ms() >= deadline ? EXIT_TIMEOUT : EXIT_SERVER;
+    }
+    struct timespec ts = {0, 250 * 1000000L};
+    nanosleep(&ts, NULL);
+    return 0;
+}
+
 /* exit code for a refused request */
 static int exit_from_http(int status)
 {
@@ -389,23 +408,13 @@ static int fetch_to_file(const client_opts *o, const char *path, const char *fil
     cuzk_err e;
     int64_t lost_since = 0;
     /* the job is done, so the daemon has the proof in its journal: when it goes away now (a
-       restart), retry for as long as the await itself would */
+       restart), retry as the await itself does */
     while ((e = httpc_request(&r, o->server, o->token, "GET", path, NULL, NULL, 0, 120, err)) == CUZK_EIO) {
-        if (!lost_since) {
-            lost_since = now_ms();
-            fprintf(stderr, "cuzk await: lost the daemon at %s (%s), retrying\n", o->server, err);
-        }
-        if (now_ms() - lost_since > AWAIT_RECONNECT_MS)
-            break;
-        struct timespec ts = {0, 250 * 1000000L};
-        nanosleep(&ts, NULL);
+        if ((*rc = await_lost(o->server, err, &lost_since, 0)))
+            return -1;
     }
     if (e) {
-        if (lost_since)
-            fprintf(stderr, "cuzk await: daemon at %s unreachable for %lld s (%s)\n", o->server,
-                    (long long)((now_ms() - lost_since) / 1000), err);
-        else
-            fprintf(stderr, "cuzk await: %s\n", err);
+        fprintf(stderr, "cuzk await: %s\n", err);
         *rc = EXIT_SERVER;
         return -1;
     }
@@ -486,20 +495,9 @@ int cmd_await(int argc, char **argv)
             return EXIT_SERVER;
         }
         if (!info && te == CUZK_EIO) {
-            /* the daemon went away after accepting the job: it may be restarting (its
-               journal keeps the job), so keep trying for a while */
-            if (!lost_since) {
-                lost_since = now_ms();
-                fprintf(stderr, "cuzk await: lost the daemon at %s (%s), retrying\n", o.server,
-                        terr);
-            }
-            if (now_ms() - lost_since > AWAIT_RECONNECT_MS || (deadline && now_ms() >= deadline)) {
-                fprintf(stderr, "cuzk await: daemon at %s unreachable for %lld s\n", o.server,
-                        (long long)((now_ms() - lost_since) / 1000));
-                return deadline && now_ms() >= deadline ? EXIT_TIMEOUT : EXIT_SERVER;
-            }
-            struct timespec ts = {0, 250 * 1000000L};
-            nanosleep(&ts, NULL);
+            /* the daemon went away after accepting the job */
+            if ((rc = await_lost(o.server, terr, &lost_since, deadline)))
+                return rc;
             continue;
         }
         if (!info)
