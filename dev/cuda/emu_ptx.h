@@ -149,3 +149,5 @@ static inline uint32_t emu_hi(uint32_t a, uint32_t b) { return (uint32_t)(((uint
 #define PTX_MADCLO_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c) + g_cf, true)
 #define PTX_MADHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c), true)
 #define PTX_MADCHI_CC(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c) + g_cf, true)
+#define PTX_MADCLO(d, a, b, c) (d) = emu_add((uint64_t)emu_lo(a, b) + (c) + g_cf, false)
+#define PTX_MADCHI(d, a, b, c) (d) = emu_add((uint64_t)emu_hi(a, b) + (c) + g_cf, false)

@@ -24,6 +24,8 @@
 uint4 smem_raw[4096];
 #include <algorithm>
 #include <vector>
+/* the NTTs below 2^10 points read only the per-stage twiddle tables, the larger ones both */
+#define NTT_TW_COMPACT 9
 
 #include "gpu/ec.cuh"
 #include "gpu/ff.cuh"
@@ -124,6 +126,92 @@ static void field_test(const char *name, const uint32_t *p32)
             bad += z != ec_inv(x);
     }
     printf("%-16s mul/sqr/add/sub/inv x 20000: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
+    fails += bad != 0;
+}
+
+/* fp_t::mul_shoup (the NTT's twiddle product) against the reference: a w mod P for a below
+ * 2^256 (not only below P) and w below P, with w's quotient from shoup_quotient checked by
+ * 0 <= w 2^256 - wq P < P; the quotient's rare exact path run on every product (FAST_MAX 0)
+ * and on about half (FAST_MAX 2^31) */
+template <class F>
+static void shoup_test(const char *name, const uint32_t *p32)
+{
+    rfield<4> f;
+    f.init(p32);
+    int bad = 0;
+    for (int it = 0; it < 20000; it++) {
+        uint64_t a[4], w[4], ar[4], wm[4], r[4];
+        rand_below<4>(w, f.p);
+        for (int i = 0; i < 4; i++)
+            a[i] = rnd();
+        if (it < 9) { /* a in {0, P - 1, 2^256 - 1} x w in {0, 1, P - 1} */
+            memset(a, it / 3 == 2 ? 0xff : 0, sizeof a);
+            if (it / 3 == 1)
+                memcpy(a, f.p, sizeof a), a[0] -= 1;
+            memset(w, 0, sizeof w);
+            if (it % 3 == 1)
+                w[0] = 1;
+            if (it % 3 == 2)
+                memcpy(w, f.p, sizeof w), w[0] -= 1;
+        }
+        memcpy(ar, a, sizeof a);
+        while (f.geq(ar))
+            f.sub_p(ar);
+        f.mul(wm, w, f.rr);  /* w R */
+        f.mul(r, ar, wm);    /* a w */
+        F x, y, q, z;
+        memcpy(&x, a, 32);
+        memcpy(&y, w, 32);
+        q = y.shoup_quotient();
+        /* w 2^256 - q P in [0, P) */
+        uint64_t qv[4], t[9] = {0};
+        memcpy(qv, &q, 32);
+        for (int i = 0; i < 4; i++) {
+            unsigned __int128 c = 0;
+            for (int j = 0; j < 4; j++) {
+                c += (unsigned __int128)qv[i] * f.p[j] + t[i + j];
+                t[i + j] = (uint64_t)c;
+                c >>= 64;
+            }
+            t[i + 4] = (uint64_t)c;
+        }
+        uint64_t d[8], bw = 0; /* d = w 2^256 - t */
+        for (int i = 0; i < 8; i++) {
+            uint64_t hi = i >= 4 ? w[i - 4] : 0;
+            unsigned __int128 v = (unsigned __int128)hi - t[i] - bw;
+            d[i] = (uint64_t)v;
+            bw = (uint64_t)(v >> 64) & 1;
+        }
+        bool dbad = bw || d[4] || d[5] || d[6] || d[7] || f.geq(d);
+        bad += dbad;
+        z = F::mul_shoup(x, y, q);
+        bad += memcmp(&z, r, 32) != 0;
+        z = F::template mul_shoup<0u>(x, y, q);
+        bad += memcmp(&z, r, 32) != 0;
+        z = F::template mul_shoup<0x80000000u>(x, y, q);
+        bad += memcmp(&z, r, 32) != 0;
+    }
+    /* the high half where the columns mul_high_part leaves out carry into it: limbs near 2^32 */
+    for (int it = 0; it < 2000; it++) {
+        F x, y;
+        for (int i = 0; i < 8; i++) {
+            x.v[i] = 0xffffffffu - (uint32_t)(rnd() % (it < 1000 ? 2 : 65536));
+            y.v[i] = 0xffffffffu - (uint32_t)(rnd() % (it < 1000 ? 2 : 65536));
+        }
+        uint32_t full[16] = {0};
+        for (int i = 0; i < 8; i++) {
+            uint64_t c = 0;
+            for (int j = 0; j < 8; j++) {
+                c += (uint64_t)x.v[i] * y.v[j] + full[i + j];
+                full[i + j] = (uint32_t)c;
+                c >>= 32;
+            }
+            full[i + 8] = (uint32_t)c;
+        }
+        F h = F::mul_high(x, y);
+        bad += memcmp(h.v, full + 8, 32) != 0;
+    }
+    printf("%-16s mul_shoup x 20000 (3 paths), quotients, high halves: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
     fails += bad != 0;
 }
 
@@ -281,7 +369,7 @@ FP_PARAMS(bls_fq, 12, BLS12_381_FQ_P, BLS12_381_FQ_M0, BLS12_381_FQ_RR, BLS12_38
 
 /* ---- NTT: ntt_run's schedule with the kernels run block by block ---- */
 template <class fr>
-static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
+static void emu_ntt(fr *a, const ntt_tw<fr> &tws, unsigned log_n)
 {
     size_t n = (size_t)1 << log_n;
     std::vector<fr> tmp(n);
@@ -295,7 +383,7 @@ static void emu_ntt(fr *a, const fr *tw, unsigned log_n)
             blockIdx.x = (unsigned)b;
             unsigned L = g.radix_log();
             auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
-            emu_block(1u << (bits - L), [&] { kern(src, dst, tw, log_n, s, g.k, g.lo_bits, first); });
+            emu_block(1u << (bits - L), [&] { kern(src, dst, tws, log_n, s, g.k, g.lo_bits, first); });
         }
         s += g.k;
     }
@@ -320,10 +408,33 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
             blockIdx.x = (unsigned)t;
             ntt_powers_kernel<fr>(tw.data(), n / 2 + 1, w, one);
         }
+        std::vector<fr> twq(n / 2 + 1);
+        if (NTT_SHOUP) {
+            blockDim.x = 256;
+            for (size_t b = 0; b * 256 < n / 2 + 1; b++)
+                for (threadIdx.x = 0; threadIdx.x < 256; threadIdx.x++) {
+                    blockIdx.x = (unsigned)b;
+                    ntt_shoup_kernel<fr>(tw.data(), twq.data(), n / 2 + 1);
+                }
+            threadIdx.x = 0;
+            blockDim.x = 1;
+        }
+        /* the per-stage tables (a small NTT_TW_COMPACT in emu_test's build makes the later
+           stages read the full table) */
+        size_t cc = (size_t)1 << ntt_compact_log(log_n);
+        std::vector<fr> twc(cc), twcq(cc);
+        blockDim.x = 1;
+        for (size_t i = 0; i < cc; i++) {
+            blockIdx.x = (unsigned)i;
+            ntt_compact_kernel<fr>(twc.data(), tw.data(), cc, log_n);
+            if (NTT_SHOUP)
+                ntt_compact_kernel<fr>(twcq.data(), twq.data(), cc, log_n);
+        }
+        ntt_tw<fr> tws{tw.data(), twq.data(), twc.data(), twcq.data(), ntt_compact_log(log_n)};
         for (size_t i = 0; i < n; i++)
             rand_below<4>((uint64_t *)&a[i], f.p);
         std::vector<fr> in = a;
-        emu_ntt<fr>(a.data(), tw.data(), log_n);
+        emu_ntt<fr>(a.data(), tws, log_n);
         int bad = 0;
         for (int c = 0; c < 24; c++) {
             size_t k = c < 2 ? (size_t)c * (n - 1) : rnd() % n;
@@ -573,6 +684,8 @@ static void field_tests()
     field_test<fp_t<bls_fr>, 4, 1>("BLS12-381 Fr", BLS12_381_FR_P);
     field_test<fp_t<bls_fq>, 6, 1>("BLS12-381 Fq", BLS12_381_FQ_P);
     field_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 Fq2", BLS12_381_FQ_P);
+    shoup_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P);
+    shoup_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P);
 }
 
 static void f52_tests()

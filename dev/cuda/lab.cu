@@ -456,7 +456,12 @@ static fr fr_table(const void *sym, unsigned k)
 
 static void ntt_test(const rfield<4> &f, unsigned max_log)
 {
-    for (unsigned log_n = 4; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
+    /* LAB_NTT_LOG=k: only 2^k (a profiler run) */
+    const char *only = getenv("LAB_NTT_LOG");
+    unsigned first = only ? (unsigned)atoi(only) : 4;
+    if (only)
+        max_log = first;
+    for (unsigned log_n = first; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
         size_t n = (size_t)1 << log_n;
         ntt_plan<fr> p;
         p.log_n = log_n;
@@ -470,6 +475,7 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
         fr ninv = fr_table(LP(FR_NINV), log_n);
         ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 64) / 64, 256), 256>>>(p.d_tw, n / 2 + 1, w, one);
         ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 64) / 64, 256), 256>>>(p.d_itw, n / 2 + 1, iw, one);
+        CK(ntt_plan_finish(p, n / 2 + 1, 0));
         std::vector<uint64_t> a(4 * n), out(4 * n);
         for (size_t i = 0; i < n; i++)
             rand_below<4>(&a[4 * i], f.p);
@@ -521,7 +527,7 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
             double bound = 2.0 * 32 * n / 4.0e12 * 1e3;
             row("NTT forward", sz, median(ms), bound, "GB/s", 2.0 * 32 * n / median(ms) / 1e6);
         }
-        cudaFree(p.d_tw), cudaFree(p.d_itw), cudaFree(p.d_tmp), cudaFree(d_a), cudaFree(d_b);
+        cudaFree(p.d_tw), cudaFree(p.d_itw), ntt_plan_free_tables(p), cudaFree(p.d_tmp), cudaFree(d_a), cudaFree(d_b);
     }
 }
 

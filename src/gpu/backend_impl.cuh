@@ -154,6 +154,7 @@ void key_free(gpu_key *k)
     cudaFree(k->d_val);
     cudaFree(k->plan.d_tw);
     cudaFree(k->plan.d_itw);
+    ntt_plan_free_tables(k->plan);
     cudaFree(k->plan.d_tmp);
     cudaFree(k->d_shift);
     cudaFree(k->d_w);
@@ -257,7 +258,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     for (int i = 0; i < ZKEY_BASES; i++)
         need += msm_align(set_points(z, i) * set_point_bytes(z, i));
     need += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
-    need += 2 * msm_align(n / 2 * 32 + 32) + 2 * msm_align(n * 32);        /* twiddles, shift, NTT scratch */
+    need += msm_align(ntt_tw_bytes<fr>(k->log_n)) + 2 * msm_align(n * 32);    /* twiddles, shift, NTT scratch */
     need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
     need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
     k->par_sets = 1;
@@ -338,6 +339,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_tmp, n * sizeof(fr)));
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
+    CUDA_TRY(ntt_plan_finish(k->plan, n / 2 + 1, 0));
     ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);
     CUDA_TRY(cudaGetLastError());
 

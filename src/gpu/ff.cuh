@@ -42,6 +42,8 @@
 #define PTX_MADCLO_CC(d, a, b, c) asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #define PTX_MADHI_CC(d, a, b, c) asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #define PTX_MADCHI_CC(d, a, b, c) asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#define PTX_MADCLO(d, a, b, c) asm volatile("madc.lo.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
+#define PTX_MADCHI(d, a, b, c) asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #endif
 
 /* A field's constants as a type (a type, not pointer template arguments, so the host
@@ -271,6 +273,184 @@ struct fp_t {
         uint32_t r[N];
         uint32_t top = eo_fold(r, e, o, c);
         return reduce_once(r, top);
+    }
+
+    /* ---- products by a constant with a precomputed quotient (Shoup), for the NTT's twiddles.
+     * For a constant w < P and wq = floor(w 2^(32N) / P), and any a < 2^(32N): q = floor(a wq /
+     * 2^(32N)) and r = a w - q P lie in [0, 2P), so with 2P < 2^(32N) (Fr of both curves) r is
+     * the low half of a w minus the low half of q P. a in Montgomery form and w in standard form
+     * give a w in Montgomery form. Cost: two low halves and one high half of a product, 99 of
+     * the 136 wide limb products of mul_eo at N = 8. ---- */
+
+    /* one step of a carry chain: d += lo or hi half of a b, with the carry in unless first and
+     * the carry out unless last */
+    template <bool HI>
+    static FF_INLINE void mac_step(uint32_t &d, uint32_t a, uint32_t b, bool first, bool last)
+    {
+        if (first && last)
+            d += HI ? (uint32_t)(((uint64_t)a * b) >> 32) : a * b;
+        else if (first) {
+            if (HI)
+                PTX_MADHI_CC(d, a, b, d);
+            else
+                PTX_MADLO_CC(d, a, b, d);
+        } else if (last) {
+            if (HI)
+                PTX_MADCHI(d, a, b, d);
+            else
+                PTX_MADCLO(d, a, b, d);
+        } else {
+            if (HI)
+                PTX_MADCHI_CC(d, a, b, d);
+            else
+                PTX_MADCLO_CC(d, a, b, d);
+        }
+    }
+
+    /* r = a b mod 2^(32N), by mul_eo's even and odd rows cut at limb N - 1 (every loop below
+     * unrolls completely, so the accumulators stay in registers) */
+    static FF_INLINE void mul_low(uint32_t *r, const uint32_t *a, const uint32_t *b)
+    {
+        uint32_t e[N], o[N]; /* e[j]: limb j; o[j]: limb j + 1 */
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            e[j] = o[j] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                if (i + k <= N - 1)
+                    mac_step<false>(e[i + k], a[k], b[i], k == 0, i + k == N - 1);
+                if (i + k + 1 <= N - 1)
+                    mac_step<true>(e[i + k + 1], a[k], b[i], false, i + k + 1 == N - 1);
+            }
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                if (i + k <= N - 2)
+                    mac_step<false>(o[i + k], a[k + 1], b[i], k == 0, i + k == N - 2);
+                if (i + k + 1 <= N - 2)
+                    mac_step<true>(o[i + k + 1], a[k + 1], b[i], false, i + k + 1 == N - 2);
+            }
+        }
+        r[0] = e[0];
+        PTX_ADD_CC(r[1], e[1], o[0]);
+#pragma unroll
+        for (int j = 2; j < N - 1; j++)
+            PTX_ADDC_CC(r[j], e[j], o[j - 1]);
+        PTX_ADDC(r[N - 1], e[N - 1], o[N - 2]);
+    }
+
+    /* the first even k >= lo (lo may be negative) */
+    static constexpr __host__ __device__ int even_from(int lo) { return lo <= 0 ? 0 : (lo + 1) & ~1; }
+
+    /* q = floor(S / 2^(32N)) for S = the sum of the limb products a_k b_i of column i + k >= N - 2
+     * (the rest of a b is below (N - 1) 2^(32(N-1))); returns limb N - 1 of S. When that limb
+     * is at most 2^32 - 1 - N, q = floor(a b / 2^(32N)) exactly. */
+    static FF_INLINE uint32_t mul_high_part(uint32_t *q, const uint32_t *a, const uint32_t *b)
+    {
+        uint32_t e[2 * N], o[2 * N]; /* e[j]: limb j; o[j]: limb j + 1 */
+#pragma unroll
+        for (int j = 0; j < 2 * N; j++)
+            e[j] = o[j] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const int ke = even_from(N - 2 - i), ko = even_from(N - 3 - i); /* first pair of each chain */
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                if (k >= ke) {
+                    mac_step<false>(e[i + k], a[k], b[i], k == ke, false);
+                    mac_step<true>(e[i + k + 1], a[k], b[i], false, false);
+                }
+            }
+            PTX_ADDC(e[i + N], e[i + N], 0u);
+#pragma unroll
+            for (int k = 0; k < N; k += 2) {
+                if (k >= ko) {
+                    mac_step<false>(o[i + k], a[k + 1], b[i], k == ko, false);
+                    mac_step<true>(o[i + k + 1], a[k + 1], b[i], false, false);
+                }
+            }
+            PTX_ADDC(o[i + N], o[i + N], 0u);
+        }
+        uint32_t s_lo, s_top;
+        PTX_ADD_CC(s_lo, e[N - 2], o[N - 3]);
+        PTX_ADDC_CC(s_top, e[N - 1], o[N - 2]);
+#pragma unroll
+        for (int j = 0; j < N - 1; j++)
+            PTX_ADDC_CC(q[j], e[N + j], o[N + j - 1]);
+        PTX_ADDC(q[N - 1], e[2 * N - 1], o[2 * N - 2]);
+        (void)s_lo;
+        return s_top;
+    }
+
+    /* floor(a b / 2^(32N)) exactly (mul_shoup's rare case), out of line */
+    static __device__ __noinline__ fp_t mul_high_exact(const fp_t a, const fp_t b)
+    {
+        uint32_t w[2 * N];
+        mul_wide(w, a.v, b.v);
+        fp_t q;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            q.v[j] = w[N + j];
+        return q;
+    }
+
+    /* floor(a b / 2^(32N)): mul_high_part, or mul_high_exact where its limb N - 1 exceeds FAST_MAX */
+    template <uint32_t FAST_MAX = 0xffffffffu - (uint32_t)N>
+    static FF_INLINE fp_t mul_high(const fp_t &a, const fp_t &b)
+    {
+        fp_t q;
+        if (mul_high_part(q.v, a.v, b.v) > FAST_MAX)
+            q = mul_high_exact(a, b); /* out of line: inline measured no faster in the NTT */
+        return q;
+    }
+
+    /* a w mod P (see above); FAST_MAX below 2^32 - 1 - N takes the exact quotient more often
+       (dev/cuda/emu_test.cpp checks that path with FAST_MAX = 0) */
+    template <uint32_t FAST_MAX = 0xffffffffu - (uint32_t)N>
+    static FF_INLINE fp_t mul_shoup(const fp_t &a, const fp_t &w, const fp_t &wq)
+    {
+        fp_t q = mul_high<FAST_MAX>(a, wq);
+        uint32_t lo[N], qp[N], pc[N], r[N];
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            pc[k] = C::p(k);
+        mul_low(lo, a.v, w.v);
+        mul_low(qp, pc, q.v);
+        PTX_SUB_CC(r[0], lo[0], qp[0]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++)
+            PTX_SUBC_CC(r[j], lo[j], qp[j]);
+        PTX_SUBC(r[N - 1], lo[N - 1], qp[N - 1]);
+        return reduce_once(r, 0u);
+    }
+
+    /* wq = floor(w 2^(32N) / P) for w < P (bit by bit: a table's setup, not a hot path) */
+    FF_INLINE fp_t shoup_quotient() const
+    {
+        uint32_t rem[N + 1], d[N + 1];
+        fp_t q = zero();
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            rem[j] = v[j];
+        rem[N] = 0;
+        for (int bit = 32 * N - 1; bit >= 0; bit--) {
+            for (int j = N; j > 0; j--)
+                rem[j] = (rem[j] << 1) | (rem[j - 1] >> 31);
+            rem[0] <<= 1;
+            uint64_t bw = 0;
+            for (int j = 0; j <= N; j++) {
+                uint64_t t = (uint64_t)rem[j] - (j < N ? C::p(j) : 0u) - bw;
+                d[j] = (uint32_t)t;
+                bw = (t >> 32) & 1;
+            }
+            if (!bw) { /* rem >= P */
+                for (int j = 0; j <= N; j++)
+                    rem[j] = d[j];
+                q.v[bit / 32] |= 1u << (bit % 32);
+            }
+        }
+        return q;
     }
 
     /* ---- lazy reduction (fp2_t::mul_lazy): products kept as 2N limbs, reduced once ---- */

@@ -2,26 +2,29 @@
  * Groth16 h computation (FORMATS.md section 4, steps 1-3).
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
- * inside shared memory (ntt_group_kernel): stages 0-10 on blocks of 2^11 contiguous elements,
- * then the rest split evenly into groups of up to 8 stages on blocks of 8 consecutive
- * columns x 256 strided rows, or one group of up to 10 stages on runs of 2 or 4 columns
+ * inside shared memory (ntt_group_kernel): stages 0-9 on blocks of 2^10 contiguous elements,
+ * then the rest split evenly into groups of up to 7 stages on blocks of 8 consecutive
+ * columns x 128 strided rows, or one group of up to 9 stages on runs of 2 or 4 columns
  * (ntt_group_at). Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4)
  * and does that many stages per round (radix 4), so a round costs one pass through shared
  * memory and one barrier, not two (radix 8 measured slower: more registers, fewer warps to
- * hide the products' latency; dev/cuda/NOTES.md). The first group
+ * hide the products' latency; dev/cuda/NOTES.md). Blocks of 2^10 elements (256 threads, 4
+ * resident per SM) beat blocks of 2^11 (512 threads, 2 per SM) by 3-6 % at 2^20..2^26 with
+ * the same number of passes (NOTES study 12). The first group
  * gathers its input in bit-reversed order straight from the source (each element is one
  * 32-byte sector, so the gather wastes no DRAM bandwidth) into a scratch array and the last
  * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
- * from a table tw[t] = omega_n^t, t < n/2, built once per key; stage s (span m = 2^s) reads
- * tw[j * n/(2m)]. Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped); memory
- * traffic: one pass of 2 * 32n bytes for log n <= 11, two up to 21, then one more per 8
- * stages. Variable time is irrelevant (no secrets).
+ * from a table tw[t] = omega_n^t, t <= n/2, built once per key; stage s (span m = 2^s) reads
+ * tw[j * n/(2m)], or for s < 18 the same value from a per-stage table where neighbouring j
+ * sit side by side (ntt_tw). Cost: n/2 log n multiplies (stage 0's twiddles are 1 and
+ * skipped); memory traffic: one pass of 2 * 32n bytes for log n <= 10, two up to 19, then
+ * one more per 7 stages. Variable time is irrelevant (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
 
 #ifndef NTT_GROUP_LOG
-#define NTT_GROUP_LOG 11 /* elements per shared-memory block: 2^11 (64 KB) */
+#define NTT_GROUP_LOG 10 /* elements per shared-memory block: 2^10 (32 KB) */
 #endif
 #ifndef NTT_MIN_LO
 #define NTT_MIN_LO 1 /* a later group reads runs of at least 2^NTT_MIN_LO columns */
@@ -76,11 +79,38 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
     return g;
 }
 
+#ifndef NTT_SHOUP
+#define NTT_SHOUP 0 /* twiddle products by fp_t::mul_shoup (standard-form twiddles and their quotients):
+                          2^24 BN254 4.72 against 4.92 ms, BLS12-381 no faster, for twice the
+                          twiddle memory (NOTES study 12) */
+#endif
+
+#ifndef NTT_TW_COMPACT
+#define NTT_TW_COMPACT 18 /* stages below this read per-stage contiguous twiddles (a table of 2^18) */
+#endif
+
+/* The twiddles a group kernel reads: tw[t] = omega_n^t (t <= n/2) and, for the stages st <
+ * c_log, the same values per stage side by side, twc[2^st + j] = tw[j << (log_n - 1 - st)], so
+ * that neighbouring butterflies read neighbouring entries of a table that stays in cache; with
+ * NTT_SHOUP each in standard form beside its quotient (twq, twcq). */
+template <class fr>
+struct ntt_tw {
+    const fr *tw, *twq, *twc, *twcq;
+    unsigned c_log;
+};
+
+/* log2 of the entries of the per-stage table at 2^log_n points */
+static inline unsigned ntt_compact_log(unsigned log_n)
+{
+    unsigned c = log_n ? log_n - 1 : 0;
+    return c < NTT_TW_COMPACT ? c : NTT_TW_COMPACT;
+}
+
 #ifndef NTT_MUL
 #define NTT_MUL mul_eo /* 2^24: 5.1 ms, mul_sos 6.5 ms (radix 4, at most 64 registers) */
 #endif
 #ifndef NTT_MINB
-#define NTT_MINB 2 /* resident blocks per SM the group kernel's register use must allow */
+#define NTT_MINB 4 /* resident blocks per SM the group kernel's register use must allow */
 #endif
 
 /* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
@@ -139,8 +169,9 @@ __device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned
  * bit-reversed order for the first group), the last writes there. The last round's window
  * is the top L bits: its lower bits, already done, are carried without butterflies. */
 template <class fr, int L>
-__global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group_kernel(const fr *src, fr *dst, const fr *tw, unsigned log_n,
-                                                        unsigned s, unsigned k, unsigned lo_bits, int bitrev_in)
+__global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group_kernel(const fr *src, fr *dst, const ntt_tw<fr> tws,
+                                                        unsigned log_n, unsigned s, unsigned k, unsigned lo_bits,
+                                                        int bitrev_in)
 {
     extern __shared__ uint4 smem_raw[];
     const unsigned E = 1u << L;
@@ -190,7 +221,18 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
                 if (st != 0) {
                     size_t J = ((size_t)((e0 >> lo_bits) & ((1u << t) - 1)) << s) | (lo_chunk << lo_bits) |
                                (e0 & lmask);
-                    v = ntt_mul<fr>(v, fr::load(tw + (J << (log_n - 1 - st))));
+                    size_t ti;
+                    const fr *tb, *tq;
+                    if (st < tws.c_log)
+                        ti = ((size_t)1 << st) + J, tb = tws.twc, tq = tws.twcq;
+                    else
+                        ti = J << (log_n - 1 - st), tb = tws.tw, tq = tws.twq;
+#if NTT_SHOUP
+                    v = fr::mul_shoup(v, fr::load(tb + ti), fr::load(tq + ti));
+#else
+                    v = ntt_mul<fr>(v, fr::load(tb + ti));
+                    (void)tq;
+#endif
                 }
                 x[j | (1u << u)] = x[j] - v;
                 x[j] = x[j] + v;
@@ -264,16 +306,90 @@ __global__ __launch_bounds__(256) void eval_ab_kernel(fr *out, const uint32_t *r
     out[r] = acc;
 }
 
+/* The twiddle tables in the form ntt_group_kernel takes: with NTT_SHOUP, tw[i] (Montgomery form)
+ * becomes standard form in place and twq[i] its quotient floor(tw[i] 2^(32N) / P); without, the
+ * tables stay as built and no quotients are needed. */
+template <class fr>
+__global__ __launch_bounds__(256) void ntt_shoup_kernel(fr *tw, fr *twq, size_t count)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    fr w = fr::load(tw + i).from_mont();
+    w.store(tw + i);
+    w.shoup_quotient().store(twq + i);
+}
+
+/* twc[i] = tw[j << (log_n - 1 - st)] for i = 2^st + j, 0 < i < count (twc[0] unused) */
+template <class fr>
+__global__ __launch_bounds__(256) void ntt_compact_kernel(fr *twc, const fr *tw, size_t count, unsigned log_n)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count)
+        return;
+    unsigned st = 0;
+    while (st < 63 && (i >> (st + 1)) != 0)
+        st++;
+    size_t j = i - ((size_t)1 << st);
+    fr::load(tw + (i ? j << (log_n - 1 - st) : 0)).store(twc + i);
+}
+
 template <class fr>
 struct ntt_plan {
     unsigned log_n;
-    fr *d_tw, *d_itw; /* n/2 forward / inverse twiddles */
+    fr *d_tw, *d_itw;   /* n/2 forward / inverse twiddles */
+    fr *d_twq, *d_itwq; /* their quotients (NTT_SHOUP), else null */
+    fr *d_twc, *d_itwc, *d_twcq, *d_itwcq; /* the per-stage tables, 2^ntt_compact_log(log_n) entries */
     fr *d_tmp;        /* n elements of scratch (the first group's output) */
 };
 
 static inline unsigned ntt_blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 #ifndef FF_HOST_EMU
+/* device bytes of the twiddle tables at 2^log_n points (ntt_powers_kernel's two of n/2 + 1
+ * entries, and what ntt_plan_finish adds) */
+template <class fr>
+static size_t ntt_tw_bytes(unsigned log_n)
+{
+    size_t full = (((size_t)1 << log_n) / 2 + 1) * sizeof(fr), c = ((size_t)1 << ntt_compact_log(log_n)) * sizeof(fr);
+    return (NTT_SHOUP ? 2 : 1) * 2 * (full + c);
+}
+
+/* the rest of the plan's tables, once d_tw and d_itw (count = n/2 + 1 entries each) are built
+ * by ntt_powers_kernel: with NTT_SHOUP the quotient tables (d_tw, d_itw to standard form in
+ * place), then the per-stage tables */
+template <class fr>
+static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t st)
+{
+    p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
+    size_t cc = (size_t)1 << ntt_compact_log(p.log_n);
+    fr **bufs[6] = {&p.d_twq, &p.d_itwq, &p.d_twcq, &p.d_itwcq, &p.d_twc, &p.d_itwc};
+    for (int b = NTT_SHOUP ? 0 : 4; b < 6; b++) {
+        cudaError_t e = cudaMalloc((void **)bufs[b], (b < 2 ? count : cc) * sizeof(fr));
+        if (e != cudaSuccess)
+            return e;
+    }
+    if (NTT_SHOUP) {
+        ntt_shoup_kernel<fr><<<ntt_blocks(count, 256), 256, 0, st>>>(p.d_tw, p.d_twq, count);
+        ntt_shoup_kernel<fr><<<ntt_blocks(count, 256), 256, 0, st>>>(p.d_itw, p.d_itwq, count);
+        ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_twcq, p.d_twq, cc, p.log_n);
+        ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_itwcq, p.d_itwq, cc, p.log_n);
+    }
+    ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_twc, p.d_tw, cc, p.log_n);
+    ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_itwc, p.d_itw, cc, p.log_n);
+    return cudaGetLastError();
+}
+
+/* what ntt_plan_finish allocated */
+template <class fr>
+static void ntt_plan_free_tables(ntt_plan<fr> &p)
+{
+    fr *bufs[6] = {p.d_twq, p.d_itwq, p.d_twc, p.d_itwc, p.d_twcq, p.d_itwcq};
+    for (fr *b : bufs)
+        cudaFree(b);
+    p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
+}
+
 /* natural order in and out; inverse=1 uses the inverse twiddles and does NOT scale by
  * 1/n (callers fold the scale into a following multiply) */
 template <class fr>
@@ -283,7 +399,12 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
     size_t n = (size_t)1 << log_n;
     if (log_n == 0)
         return cudaSuccess;
-    const fr *tw = inverse ? p.d_itw : p.d_tw;
+    ntt_tw<fr> tws;
+    tws.tw = inverse ? p.d_itw : p.d_tw;
+    tws.twq = inverse ? p.d_itwq : p.d_twq;
+    tws.twc = inverse ? p.d_itwc : p.d_twc;
+    tws.twcq = inverse ? p.d_itwcq : p.d_twcq;
+    tws.c_log = ntt_compact_log(log_n);
     size_t smem_max = ((size_t)1 << NTT_GROUP_LOG) * sizeof(fr);
     const int R = NTT_RADIX_LOG;
     cudaError_t e = cudaFuncSetAttribute(ntt_group_kernel<fr, R>, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -301,8 +422,8 @@ static cudaError_t ntt_run(const ntt_plan<fr> &p, fr *d_a, int inverse, cudaStre
         fr *dst = last ? d_a : p.d_tmp;
         unsigned L = g.radix_log();
         auto kern = L == 3 ? ntt_group_kernel<fr, 3> : L == 2 ? ntt_group_kernel<fr, 2> : ntt_group_kernel<fr, 1>;
-        kern<<<(unsigned)blocks, (unsigned)(cnt >> L), cnt * sizeof(fr), st>>>(src, dst, tw, log_n, s, g.k, g.lo_bits,
-                                                                             first);
+        kern<<<(unsigned)blocks, (unsigned)(cnt >> L), cnt * sizeof(fr), st>>>(src, dst, tws, log_n, s, g.k,
+                                                                             g.lo_bits, first);
         s += g.k;
     }
     return cudaGetLastError();
