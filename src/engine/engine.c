@@ -526,6 +526,8 @@ void engine_destroy(engine *e)
     for (int c = 0; c < CURVE_COUNT; c++) {
         if (e->synth_be[c])
             e->synth_be[c]->destroy(e->synth_be[c]);
+        if (e->crit_be[c])
+            e->crit_be[c]->destroy(e->crit_be[c]);
         for (int d = 0; d < ENGINE_MAX_DEVICES; d++)
             if (e->dev_be[c][d])
                 e->dev_be[c][d]->destroy(e->dev_be[c][d]);

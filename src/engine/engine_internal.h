@@ -40,6 +40,7 @@ typedef struct ekey {
     zkey_file z;               /* mapped key (valid when READY) */
     cuzk_vk vk;                /* verification key (READY) */
     void *ks_synth;            /* key state on the synthesis backend */
+    void *ks_crit;             /* key state on the critical synthesis backend, attached at first use */
     void *ks_dev[ENGINE_MAX_DEVICES]; /* key state on each device backend */
     cuzk_matrix *matrix;       /* constraint matrix (CSR), shared by the synthesis and every
                                   device backend's key state; freed after they detach (READY) */
@@ -167,6 +168,7 @@ struct engine {
     /* backends: synthesis (CPU) per curve; device per curve per device */
     pthread_mutex_t be_mu;
     cuzk_backend *synth_be[CURVE_COUNT];
+    cuzk_backend *crit_be[CURVE_COUNT]; /* critical partitions' synthesis (eng_crit_synth) */
     cuzk_backend *dev_be[CURVE_COUNT][ENGINE_MAX_DEVICES];
     int n_dev;
     int dev_ord[ENGINE_MAX_DEVICES]; /* CUDA ordinal of each logical device (0 for CPU devices) */
@@ -228,6 +230,11 @@ uint64_t key_evict_lru(engine *e, uint64_t need, const char *keep);
 uint64_t key_idle_bytes(engine *e, const char *keep);
 void key_free(engine *e, ekey *k);                   /* unlinked, refs == 0 */
 cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err);
+/* the backend and key state a critical partition synthesizes with: a pool of its own (up to
+ * ENGINE_CRIT_THREADS threads), so it never waits behind a bulk partition's pool run (runs on
+ * one pool are serialized); the key (loaded, referenced) is attached to it at first use */
+#define ENGINE_CRIT_THREADS 4
+cuzk_backend *eng_crit_synth(engine *e, ekey *k, void **ks, char *err);
 cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err);
 
 /* buffer pool: a buffer's bytes stay charged to the budget while it is cached. With a GPU

@@ -76,6 +76,8 @@ static void key_unload(engine *e, ekey *k)
         pthread_mutex_lock(&e->be_mu);
         if (k->ks_synth && e->synth_be[c])
             e->synth_be[c]->key_detach(e->synth_be[c], k->ks_synth);
+        if (k->ks_crit && e->crit_be[c])
+            e->crit_be[c]->key_detach(e->crit_be[c], k->ks_crit);
         for (int d = 0; d < e->n_dev; d++)
             if (k->ks_dev[d] && e->dev_be[c][d])
                 e->dev_be[c][d]->key_detach(e->dev_be[c][d], k->ks_dev[d]);
@@ -87,6 +89,7 @@ static void key_unload(engine *e, ekey *k)
     k->matrix = NULL;
     k->matrix_from = NULL;
     k->ks_synth = NULL;
+    k->ks_crit = NULL;
     memset(k->ks_dev, 0, sizeof k->ks_dev);
     k->state = KEY_EMPTY;
 }
@@ -143,6 +146,27 @@ cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err)
     if (!e->synth_be[c])
         e->synth_be[c] = cpu_backend_create(c, e->cfg.cpu_threads, err);
     cuzk_backend *be = e->synth_be[c];
+    pthread_mutex_unlock(&e->be_mu);
+    return be;
+}
+
+cuzk_backend *eng_crit_synth(engine *e, ekey *k, void **ks, char *err)
+{
+    cuzk_curve_id c = k->z.curve->id;
+    cuzk_backend *be = NULL;
+    pthread_mutex_lock(&e->be_mu);
+    if (!e->crit_be[c]) {
+        int threads = e->cfg.cpu_threads < ENGINE_CRIT_THREADS ? e->cfg.cpu_threads : ENGINE_CRIT_THREADS;
+        e->crit_be[c] = cpu_backend_create(c, threads, err);
+    }
+    if (e->crit_be[c] && !k->ks_crit) {
+        groth16_key_opts opts = {k->matrix, NULL, NULL};
+        if (e->crit_be[c]->key_attach(e->crit_be[c], &k->z, &opts, &k->ks_crit, err))
+            k->ks_crit = NULL;
+    }
+    if (e->crit_be[c] && k->ks_crit)
+        be = e->crit_be[c];
+    *ks = k->ks_crit;
     pthread_mutex_unlock(&e->be_mu);
     return be;
 }

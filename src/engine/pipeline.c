@@ -341,10 +341,12 @@ static cuzk_err synthesize(engine *e, epart *p, char *err)
     p->held_file = 0;
     groth16_ws_init(&p->ws, z, p->buf, p->buf + ws_bytes);
     p->ws.pinned = p->buf_pinned;
-    cuzk_backend *be = eng_synth_backend(e, z->curve->id, err);
+    void *ks = k->ks_synth;
+    cuzk_backend *be = p->job->prio == PRIO_CRITICAL ? eng_crit_synth(e, k, &ks, err)
+                                                     : eng_synth_backend(e, z->curve->id, err);
     if (!be)
-        return CUZK_ENOMEM;
-    return groth16_step_abc(be, k->ks_synth, &p->ws, err);
+        return err[0] ? CUZK_ENOMEM : cuzk_errf(err, CUZK_ENOMEM, "cannot create a synthesis backend");
+    return groth16_step_abc(be, ks, &p->ws, err);
 }
 
 static void *synth_main(void *arg)
