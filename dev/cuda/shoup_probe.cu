@@ -1,6 +1,6 @@
 /* shoup_probe.cu - the twiddle product forms in isolation: chains of mul_eo, mul_shoup and its
  * parts over BN254 Fr, timed (products per second); with cuobjdump, their SASS side by side.
- *   nvcc -std=c++17 -O3 -I../../src -I. -arch=sm_90 -o shoup_probe shoup_probe.cu (in dev/cuda) */
+ *   make -C dev/cuda shoup_probe && dev/cuda/shoup_probe */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include "gpu/ff.cuh"
