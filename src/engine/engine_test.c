@@ -152,8 +152,11 @@ static void test_prove_and_verify(void)
     CHECK(json_integer_value(json_object_get(json_object_get(st, "jobs"), "done")) == 1, "status jobs.done");
     json_t *g0 = json_array_get(json_object_get(st, "gpu"), 0);
     CHECK(json_real_value(json_object_get(g0, "busy_ms")) > 0, "device busy time recorded");
-    CHECK(json_array_size(json_object_get(st, "workers")) == 1 + 2 + 2 + 1, "workers %zu",
-          json_array_size(json_object_get(st, "workers")));
+    /* dispatcher, 2 synthesis, 2 device workers, 1 finalizer and the critical finalizer */
+    json_t *ws = json_object_get(st, "workers");
+    CHECK(json_array_size(ws) == 1 + 2 + 2 + 1 + 1, "workers %zu", json_array_size(ws));
+    const char *wlast = json_string_value(json_object_get(json_array_get(ws, json_array_size(ws) - 1), "name"));
+    CHECK(wlast && !strcmp(wlast, "final-critical"), "last worker %s", wlast ? wlast : "(none)");
     CHECK(json_integer_value(json_object_get(json_object_get(st, "buffers"), "allocs")) >= 1, "buffer allocs");
     json_decref(st);
     char *m = engine_metrics_text(e);

@@ -619,16 +619,23 @@ static void device_stage(eworker *w, epart *p)
         }
         return;
     }
+    /* a critical partition goes ahead of the others (after the critical ones already there)
+       and may use the ring's reserve; the critical finalizer takes only those */
     pthread_mutex_lock(&e->fq_mu);
-    while (e->running && e->fq_n >= e->fq_cap)
+    size_t room = e->fq_cap + (crit ? ENGINE_FQ_CRIT_RESERVE : 0), ring = e->fq_cap + ENGINE_FQ_CRIT_RESERVE;
+    while (e->running && e->fq_n >= room)
         timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
     int drop = !e->running;
     if (!drop) {
         p->state = PART_FINALIZE;
-        e->finq[(e->fq_head + e->fq_n) % e->fq_cap] = p;
+        size_t at = crit ? e->fq_ncrit : e->fq_n;
+        for (size_t q = e->fq_n; q > at; q--)
+            e->finq[(e->fq_head + q) % ring] = e->finq[(e->fq_head + q - 1) % ring];
+        e->finq[(e->fq_head + at) % ring] = p;
         e->fq_n++;
+        e->fq_ncrit += crit != 0;
         atomic_fetch_add(&e->n_final, 1);
-        pthread_cond_signal(&e->cv_fq_item);
+        pthread_cond_broadcast(&e->cv_fq_item);
     }
     pthread_mutex_unlock(&e->fq_mu);
     if (drop)
@@ -712,15 +719,17 @@ static void *final_main(void *arg)
     for (;;) {
         pthread_mutex_lock(&e->fq_mu);
         worker_set(w, 0, NULL);
-        while (e->running && !e->fq_n)
+        while (e->running && !(w->crit_only ? e->fq_ncrit : e->fq_n))
             pthread_cond_wait(&e->cv_fq_item, &e->fq_mu);
         if (!e->running) {
             pthread_mutex_unlock(&e->fq_mu);
             break;
         }
         epart *p = e->finq[e->fq_head];
-        e->fq_head = (e->fq_head + 1) % e->fq_cap;
+        e->fq_head = (e->fq_head + 1) % (e->fq_cap + ENGINE_FQ_CRIT_RESERVE);
         e->fq_n--;
+        if (e->fq_ncrit)
+            e->fq_ncrit--;
         pthread_cond_signal(&e->cv_fq_space);
         pthread_mutex_unlock(&e->fq_mu);
         worker_set(w, 1, p);
@@ -769,10 +778,11 @@ static void *final_main(void *arg)
 
 cuzk_err pipeline_start(engine *e, char *err)
 {
-    int n = 1 + e->cfg.synth_workers + e->n_dev * e->cfg.gpu_workers + e->cfg.finalizers;
+    /* the finalizers, and one more kept for critical partitions */
+    int n = 1 + e->cfg.synth_workers + e->n_dev * e->cfg.gpu_workers + e->cfg.finalizers + 1;
     e->workers = calloc((size_t)n, sizeof *e->workers);
     e->fq_cap = (size_t)(2 * e->cfg.finalizers + 2);
-    e->finq = calloc(e->fq_cap, sizeof *e->finq);
+    e->finq = calloc(e->fq_cap + ENGINE_FQ_CRIT_RESERVE, sizeof *e->finq);
     if (!e->workers || !e->finq)
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory starting the pipeline");
     int i = 0;
@@ -794,11 +804,16 @@ cuzk_err pipeline_start(engine *e, char *err)
             e->workers[i].index = g;
             e->workers[i].state = GAP_NO_WORK;
         }
-    for (int f = 0; f < e->cfg.finalizers; f++, i++) {
-        snprintf(e->workers[i].name, sizeof e->workers[i].name, "final-%d", f);
+    for (int f = 0; f <= e->cfg.finalizers; f++, i++) {
+        int crit = f == e->cfg.finalizers;
+        if (crit)
+            snprintf(e->workers[i].name, sizeof e->workers[i].name, "final-critical");
+        else
+            snprintf(e->workers[i].name, sizeof e->workers[i].name, "final-%d", f);
         e->workers[i].kind = "finalize";
         e->workers[i].dev = -1;
         e->workers[i].index = f;
+        e->workers[i].crit_only = crit;
     }
     e->n_workers = n;
     for (i = 0; i < n; i++) {

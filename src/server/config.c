@@ -40,7 +40,7 @@ static const opt_def opts[] = {
     {"synth-workers", OPT_INT, F(synth_workers), "2", "1..1024", "N",
      "synthesis (witness load + a/b/c evaluation) workers"},
     {"finalizers", OPT_INT, F(finalizers), "1", "1..256", "N",
-     "finalizer (proof assembly + verification) threads"},
+     "finalizer (proof assembly + verification) threads, and one more kept for critical partitions"},
     {"queue-depth", OPT_INT, F(queue_depth), "4", "1..1024", "N",
      "synthesized partitions that may wait for a device worker"},
     {"threads", OPT_INT, F(threads), "0", "0..4096", "N",
