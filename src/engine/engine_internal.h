@@ -167,6 +167,7 @@ struct engine {
                                    them, in arrival order), then the rest in arrival order */
     size_t fq_cap, fq_head, fq_n, fq_ncrit; /* fq_cap: what the rest may fill; the ring holds
                                    ENGINE_FQ_CRIT_RESERVE more, for critical partitions only */
+#define ENGINE_FQ_CRIT_RESERVE 4
 
     /* backends: synthesis (CPU) per curve; device per curve per device */
     pthread_mutex_t be_mu;
@@ -237,7 +238,6 @@ cuzk_backend *eng_synth_backend(engine *e, cuzk_curve_id c, char *err);
  * ENGINE_CRIT_THREADS threads), so it never waits behind a bulk partition's pool run (runs on
  * one pool are serialized); the key (loaded, referenced) is attached to it at first use */
 #define ENGINE_CRIT_THREADS 4
-#define ENGINE_FQ_CRIT_RESERVE 4
 cuzk_backend *eng_crit_synth(engine *e, ekey *k, void **ks, char *err);
 cuzk_backend *eng_dev_backend(engine *e, cuzk_curve_id c, int dev, char *err);
 

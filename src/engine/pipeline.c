@@ -412,6 +412,9 @@ static void *synth_main(void *arg)
     return NULL;
 }
 
+/* entries of the finalize ring: the others' share and the critical partitions' reserve */
+static size_t fq_slots(const engine *e) { return e->fq_cap + ENGINE_FQ_CRIT_RESERVE; }
+
 /* ---- device workers ---- */
 
 static int idle_reason(engine *e)
@@ -622,7 +625,7 @@ static void device_stage(eworker *w, epart *p)
     /* a critical partition goes ahead of the others (after the critical ones already there)
        and may use the ring's reserve; the critical finalizer takes only those */
     pthread_mutex_lock(&e->fq_mu);
-    size_t room = e->fq_cap + (crit ? ENGINE_FQ_CRIT_RESERVE : 0), ring = e->fq_cap + ENGINE_FQ_CRIT_RESERVE;
+    size_t room = crit ? fq_slots(e) : e->fq_cap, ring = fq_slots(e);
     while (e->running && e->fq_n >= room)
         timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
     int drop = !e->running;
@@ -726,7 +729,7 @@ static void *final_main(void *arg)
             break;
         }
         epart *p = e->finq[e->fq_head];
-        e->fq_head = (e->fq_head + 1) % (e->fq_cap + ENGINE_FQ_CRIT_RESERVE);
+        e->fq_head = (e->fq_head + 1) % fq_slots(e);
         e->fq_n--;
         if (e->fq_ncrit)
             e->fq_ncrit--;
@@ -782,7 +785,7 @@ cuzk_err pipeline_start(engine *e, char *err)
     int n = 1 + e->cfg.synth_workers + e->n_dev * e->cfg.gpu_workers + e->cfg.finalizers + 1;
     e->workers = calloc((size_t)n, sizeof *e->workers);
     e->fq_cap = (size_t)(2 * e->cfg.finalizers + 2);
-    e->finq = calloc(e->fq_cap + ENGINE_FQ_CRIT_RESERVE, sizeof *e->finq);
+    e->finq = calloc(fq_slots(e), sizeof *e->finq);
     if (!e->workers || !e->finq)
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory starting the pipeline");
     int i = 0;
