@@ -19,8 +19,12 @@
  * to wait for (witness and a up, h or a/b/c down) are reported through groth16_ws.phase,
  * so the daemon counts that time as a copy gap. What a step leaves on the device is not
  * copied up again: eval_abc's a/b/c stay for compute_h of the same workspace, and compute_h's
- * h is copied device to device for msm_all while the NTT buffers still hold it (tokens
- * below, unique per call, so a reused host buffer at the same address never matches).
+ * h is copied device to device for msm_all while the NTT buffers still hold it, and so is
+ * the witness eval_abc uploaded (tokens below, unique per call, so a reused host buffer at the
+ * same address never matches). A caller that reads no host output but the MSM results
+ * (groth16_ws.keep_on_device: groth16_prove) gets no copies down at all: a/b/c and h stay on
+ * the device alone (at 2^24, 2 GB less over the bus), and a step that finds its input gone
+ * because another workspace's step reused the buffers computes it again from the witness.
  * A small key (every set at most GPU_PAR_SETS_MAX points, such as a winning-post circuit)
  * gets five MSM scratch areas and streams, and msm_all runs its five MSMs at once, one host
  * thread each: a small MSM is a few dependent chains that leave the device nearly empty.
@@ -76,11 +80,14 @@ struct gpu_key {
     cudaEvent_t ev_h;     /* h's device copy for msm_all done (orders later NTT work after it) */
     cudaEvent_t ev_bc;    /* compute_h: b and c are up (mu_ntt) */
     cudaEvent_t ev_w;     /* msm_all: the witness scalars are up (mu_msm) */
+    cudaEvent_t ev_wcopy; /* msm_all's device copy of the witness out of d_w done (orders later
+                             a/b/c work after it) */
     pthread_mutex_t mu_ntt, mu_msm;
     int locks_ok;
     /* which call's data d_abc holds (mu_ntt): the gpu_token_next token eval_abc stored when it
-       left a/b/c there, the one compute_h stored when it left h in d_abc[0, n); 0 none */
-    uint64_t abc_token, h_token;
+       left a/b/c there, the one compute_h stored when it left h in d_abc[0, n); 0 none; and
+       which call's witness d_w holds */
+    uint64_t abc_token, h_token, w_token;
 };
 
 struct gpu_impl {
@@ -184,6 +191,8 @@ void key_free(gpu_key *k)
         cudaEventDestroy(k->ev_bc);
     if (k->ev_w)
         cudaEventDestroy(k->ev_w);
+    if (k->ev_wcopy)
+        cudaEventDestroy(k->ev_wcopy);
     if (k->locks_ok) {
         pthread_mutex_destroy(&k->mu_ntt);
         pthread_mutex_destroy(&k->mu_msm);
@@ -297,6 +306,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_h, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_bc, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_w, cudaEventDisableTiming));
+    CUDA_TRY(cudaEventCreateWithFlags(&k->ev_wcopy, cudaEventDisableTiming));
 
     /* bases, kept resident, uploaded in steps so the caller sees progress */
     for (int i = 0; i < ZKEY_BASES; i++)
@@ -403,6 +413,29 @@ cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *w
     return cudaStreamSynchronize(st);
 }
 
+/* d_w <- the witness, d_abc <- a/b/c from it (on st_ntt[u], waited for; mu_ntt held); the
+ * caller sets the tokens */
+cudaError_t abc_on_device(gpu_key *k, groth16_ws *ws, int u, const char **what)
+{
+    size_t n = k->n;
+    cudaError_t e;
+    k->w_token = 0; /* d_w is rewritten */
+    phase_set(ws, GROTH16_PHASE_COPY);
+    if ((e = upload_witness(k, 0, k->d_w, ws, k->st_ntt[u])) != cudaSuccess) {
+        *what = "witness upload";
+        return e;
+    }
+    phase_set(ws, GROTH16_PHASE_COMPUTE);
+    eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
+                                                                      k->d_w, 2 * n);
+    fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
+    if ((e = cudaGetLastError()) == cudaSuccess)
+        e = cudaStreamSynchronize(k->st_ntt[u]);
+    if (e != cudaSuccess)
+        *what = "a/b/c evaluation";
+    return e;
+}
+
 cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -415,23 +448,23 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     pthread_mutex_lock(&k->mu_ntt);
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     CUDA_TRY(cudaSetDevice(im->device));
-    phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(upload_witness(k, 0, k->d_w, ws, k->st_ntt[u]));
-    phase_set(ws, GROTH16_PHASE_COMPUTE);
-    eval_ab_kernel<fr><<<ntt_blocks(2 * n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc, k->d_row_ptr, k->d_col, k->d_val,
-                                                                      k->d_w, 2 * n);
-    fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(k->d_abc + 2 * n, k->d_abc, k->d_abc + n, n);
-    CUDA_TRY(cudaGetLastError());
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copies below are a wait of their own */
-    phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
-    CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
-    CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
-    /* a/b/c stay on the device: compute_h of this workspace starts from them */
+    if ((cu_err = abc_on_device(k, ws, u, &cu_what)) != cudaSuccess)
+        goto fail;
+    if (ws->keep_on_device) {
+        ws->host_missing |= GROTH16_HOST_ABC;
+    } else {
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+        CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_abc + n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+        CUDA_TRY(cudaMemcpyAsync(ws->c, k->d_abc + 2 * n, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+        CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
+        ws->host_missing &= ~(unsigned)GROTH16_HOST_ABC;
+    }
+    /* a/b/c and the witness stay on the device: compute_h and msm_all of this workspace start
+       from them */
     tok = gpu_token_next();
-    k->abc_token = tok;
-    ws->abc_token = tok;
+    k->abc_token = k->w_token = tok;
+    ws->abc_token = ws->w_token = tok;
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
 fail:
@@ -469,6 +502,15 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     ws->abc_token = 0;
     CUDA_TRY(cudaSetDevice(im->device));
+    if (!resident && (ws->host_missing & GROTH16_HOST_ABC)) {
+        /* a/b/c were kept on the device alone and another workspace's step has since reused
+           the buffers: evaluate them again */
+        if ((cu_err = abc_on_device(k, ws, u, &cu_what)) != cudaSuccess)
+            goto fail;
+        tok = gpu_token_next();
+        k->w_token = ws->w_token = tok;
+        resident = 1;
+    }
     if (!resident) {
         /* a is waited for; b and c go up on the copy stream while a's NTTs run */
         phase_set(ws, GROTH16_PHASE_COPY);
@@ -488,9 +530,14 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, d_c, n);
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copy below is a wait of its own */
-    phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(cudaMemcpyAsync(ws->a, d_a, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
-    CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
+    if (ws->keep_on_device) {
+        ws->host_missing |= GROTH16_HOST_H;
+    } else {
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(cudaMemcpyAsync(ws->a, d_a, n * 32, cudaMemcpyDeviceToHost, k->st_ntt[u]));
+        CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
+        ws->host_missing &= ~(unsigned)GROTH16_HOST_H;
+    }
     /* h stays in d_abc[0, n): msm_all of this workspace may copy it device to device */
     tok = gpu_token_next();
     k->h_token = tok;
@@ -597,17 +644,27 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     const zkey_file *z = k->z;
-    int h_on_device = 0, u = ws->urgent != 0;
+    int h_on_device = 0, w_on_device = 0, u = ws->urgent != 0;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
-    phase_set(ws, GROTH16_PHASE_COPY);
-    CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
-    phase_set(ws, GROTH16_PHASE_COMPUTE);
-    /* h: device to device when d_abc still holds this workspace's h from its compute_h. The
-       NTT lock (which guards d_abc) is only tried: msm_all never waits for the h step. Later
-       NTT work, which rewrites d_abc, is ordered after the copy through ev_h. */
-    if (ws->h_token && pthread_mutex_trylock(&k->mu_ntt) == 0) {
-        if (ws->h_token == k->h_token) {
+    /* The witness and h: device to device when d_w still holds this workspace's witness from
+       its eval_abc and d_abc its h from its compute_h. The NTT lock (which guards both) is only
+       tried, so msm_all never waits for another workspace's NTT step, unless the host copy of h
+       was never made (keep_on_device). Later NTT work, which rewrites d_w and d_abc, is ordered
+       after the copies through ev_wcopy and ev_h. */
+    if ((ws->w_token || ws->h_token) && (ws->keep_on_device ? pthread_mutex_lock(&k->mu_ntt) == 0
+                                                            : pthread_mutex_trylock(&k->mu_ntt) == 0)) {
+        if (ws->w_token && ws->w_token == k->w_token) {
+            cu_err = cudaMemcpyAsync(k->d_msm_w, k->d_w, k->n_vars * 32, cudaMemcpyDeviceToDevice, k->st_msm[u]);
+            if (cu_err == cudaSuccess)
+                cu_err = cudaEventRecord(k->ev_wcopy, k->st_msm[u]);
+            if (cu_err == cudaSuccess)
+                cu_err = cudaStreamWaitEvent(k->st_ntt[0], k->ev_wcopy, 0);
+            if (cu_err == cudaSuccess)
+                cu_err = cudaStreamWaitEvent(k->st_ntt[1], k->ev_wcopy, 0);
+            w_on_device = cu_err == cudaSuccess;
+        }
+        if (cu_err == cudaSuccess && ws->h_token && ws->h_token == k->h_token) {
             cu_err = cudaMemcpyAsync(k->d_msm_h, k->d_abc, k->n * 32, cudaMemcpyDeviceToDevice, k->st_copy[u]);
             if (cu_err == cudaSuccess)
                 cu_err = cudaEventRecord(k->ev_h, k->st_copy[u]);
@@ -619,8 +676,27 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         }
         pthread_mutex_unlock(&k->mu_ntt);
         if (cu_err != cudaSuccess) {
-            cu_what = "device copy of h";
+            cu_what = "device copy of the witness or h";
             goto fail;
+        }
+    }
+    if (!w_on_device) {
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
+    }
+    if (!h_on_device && (ws->host_missing & GROTH16_HOST_H)) {
+        /* h was kept on the device alone and another workspace's NTT step has since reused the
+           buffers: compute it again, this time with its host copy (mu_ntt after mu_msm, the
+           order every path that holds both takes) */
+        int keep = ws->keep_on_device;
+        ws->keep_on_device = 0;
+        cuzk_err e = gpu_compute_h(be, ks, ws, err);
+        ws->keep_on_device = keep;
+        if (e) {
+            cudaStreamSynchronize(k->st_msm[u]);
+            pthread_mutex_unlock(&k->mu_msm);
+            return e;
         }
     }
     if (!h_on_device) {

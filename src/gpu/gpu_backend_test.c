@@ -255,6 +255,84 @@ done:
     return fails;
 }
 
+/* checks a chained workspace's MSM results against ref; 1 on a mismatch */
+static int msm_matches(const mq *f, const groth16_ws *ref, const groth16_ws *ws)
+{
+    int ok = 1;
+    for (int s = 0; s < ZKEY_BASES; s++)
+        ok &= jac_equal(f, s == ZKEY_B2 ? 2 : 1, ref->msm[s], ws->msm[s]);
+    return !ok;
+}
+
+/* The path of groth16_prove (keep_on_device: no host copies of a/b/c and h), for two
+ * workspaces whose steps interleave so that each finds its a/b/c, then its h, gone from the
+ * device and must compute them again: 1 abc, 2 abc, 1 h, 2 h, 1 msm, 2 msm. Workspace 1 has
+ * the witness of ref (CPU results), workspace 2 another witness (wtns2, CPU results ref2),
+ * so that one workspace's data taken for the other's fails. Then workspace 1 alone, steps in
+ * a row: the device-to-device path. */
+static int check_device_chain(const zkey_file *z, cuzk_backend *gpu, void *ks_g, const uint8_t *wtns,
+                              const uint8_t *wtns2, const groth16_ws *ref, const groth16_ws *ref2, const mq *f)
+{
+    char err[CUZK_ERRLEN];
+    size_t abc = groth16_ws_size(z), wb = 32 * (size_t)z->n_vars;
+    int pinned[2] = {0, 0}, fails = 0;
+    uint8_t *mem[2] = {gpu_host_alloc(abc + wb, &pinned[0]), gpu_host_alloc(abc + wb, &pinned[1])};
+    groth16_ws ws[2];
+    if (!mem[0] || !mem[1]) {
+        fprintf(stderr, "FAIL: out of memory\n");
+        fails = 1;
+        goto done;
+    }
+    for (int i = 0; i < 2; i++) {
+        memcpy(mem[i] + abc, i ? wtns2 : wtns, wb);
+        memset(mem[i], 0xa5, abc);
+        groth16_ws_init(&ws[i], z, mem[i], mem[i] + abc);
+        ws[i].pinned = pinned[i];
+        ws[i].keep_on_device = 1;
+    }
+    for (int i = 0; i < 2; i++)
+        if (groth16_step_abc(gpu, ks_g, &ws[i], err)) {
+            fprintf(stderr, "FAIL: chained eval_abc %d: %s\n", i + 1, err);
+            fails = 1;
+            goto done;
+        }
+    for (int i = 0; i < 2; i++)
+        if (groth16_step_h(gpu, ks_g, &ws[i], err)) {
+            fprintf(stderr, "FAIL: chained compute_h %d: %s\n", i + 1, err);
+            fails = 1;
+            goto done;
+        }
+    /* the host buffers were left alone: what they lack is marked */
+    int ok = ws[0].host_missing == (GROTH16_HOST_ABC | GROTH16_HOST_H) &&
+             ws[1].host_missing == (GROTH16_HOST_ABC | GROTH16_HOST_H) && mem[0][0] == 0xa5 && mem[1][abc - 1] == 0xa5;
+    for (int i = 0; i < 2; i++) {
+        memset(ws[i].msm, 0xa5, sizeof ws[i].msm);
+        if (groth16_step_msm(gpu, ks_g, &ws[i], err)) {
+            fprintf(stderr, "FAIL: chained msm_all %d: %s\n", i + 1, err);
+            fails = 1;
+            goto done;
+        }
+        ok &= !msm_matches(f, i ? ref2 : ref, &ws[i]);
+    }
+    printf("  kept on the device, two workspaces interleaved (every input recomputed): %s\n", ok ? "ok" : "FAIL");
+    fails += !ok;
+    memset(ws[0].msm, 0xa5, sizeof ws[0].msm);
+    if (groth16_step_abc(gpu, ks_g, &ws[0], err) || groth16_step_h(gpu, ks_g, &ws[0], err) ||
+        groth16_step_msm(gpu, ks_g, &ws[0], err)) {
+        fprintf(stderr, "FAIL: chained steps: %s\n", err);
+        fails = 1;
+        goto done;
+    }
+    ok = !msm_matches(f, ref, &ws[0]) && ws[0].host_missing == (GROTH16_HOST_ABC | GROTH16_HOST_H);
+    printf("  kept on the device, steps in a row: %s\n", ok ? "ok" : "FAIL");
+    fails += !ok;
+done:
+    for (int i = 0; i < 2; i++)
+        if (mem[i])
+            gpu_host_free(mem[i], pinned[i]);
+    return fails;
+}
+
 static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
 {
     char err[CUZK_ERRLEN];
@@ -366,6 +444,30 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
         fails += !ok;
     }
     fails += check_daemon_path(&z, cpu, ks_c, gpu, ks_g, wtns, &wc, &f);
+    /* a second witness: the first with its values after the constant 1 rotated by one place,
+       and its CPU results */
+    if (nv > 2) {
+        uint8_t *wtns2 = malloc(nv * 32), *mem2 = aligned_alloc(64, (abc + 63) / 64 * 64);
+        groth16_ws w2;
+        if (!wtns2 || !mem2) {
+            fprintf(stderr, "FAIL: out of memory\n");
+            fails++;
+        } else {
+            memcpy(wtns2, wtns, 32);
+            memcpy(wtns2 + 32, wtns + 64, (nv - 2) * 32);
+            memcpy(wtns2 + 32 * (nv - 1), wtns + 32, 32);
+            groth16_ws_init(&w2, &z, mem2, wtns2);
+            if (cpu->eval_abc(cpu, ks_c, &w2, err) || cpu->compute_h(cpu, ks_c, &w2, err) ||
+                cpu->msm_all(cpu, ks_c, &w2, err)) {
+                fprintf(stderr, "FAIL: cpu steps, second witness: %s\n", err);
+                fails++;
+            } else {
+                fails += check_device_chain(&z, gpu, ks_g, wtns, wtns2, &wc, &w2, &f);
+            }
+        }
+        free(wtns2);
+        free(mem2);
+    }
     printf("  ms cpu/gpu: eval_abc %.2f/%.2f compute_h %.2f/%.2f msm_all %.2f/%.2f\n", tc[0], tg[0], tc[1], tg[1],
            tc[2], tg[2]);
 done:

@@ -45,6 +45,17 @@ typedef struct groth16_ws {
        its compute_h left h there (h_token). 0: none. groth16_step_abc/step_h clear them before
        the backend writes the host copies. */
     uint64_t abc_token, h_token;
+    uint64_t w_token;     /* the same for the witness that eval_abc uploaded */
+    /* 1: the caller runs this workspace's steps one after another on one backend and key and
+       reads none of the host buffers between them (groth16_prove), so a device backend may
+       leave a step's output on the device alone and skip its copy down (host_missing says
+       which). 0: every step writes its output to the host buffers. */
+    int keep_on_device;
+    /* outputs the host buffers lack because the backend kept them on the device
+       (keep_on_device): GROTH16_HOST_ABC (a/b/c of eval_abc), GROTH16_HOST_H (h of compute_h).
+       A later step of this workspace that finds such an output gone from the device (a step of
+       another workspace reused the buffers) computes it again from the witness. */
+    unsigned host_missing;
     /* Optional phase hook (NULL: none). A device backend calls it around the copies the device
        has to wait for (not those overlapped with compute): GROTH16_PHASE_COPY when such a copy
        starts, GROTH16_PHASE_COMPUTE when device work resumes. A step starts in COMPUTE. */
@@ -55,6 +66,7 @@ typedef struct groth16_ws {
 } groth16_ws;
 
 enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
+enum { GROTH16_HOST_ABC = 1, GROTH16_HOST_H = 2 };
 
 /* Options of key_attach. opts may be NULL (= all zero). */
 typedef struct groth16_key_opts {
@@ -108,7 +120,7 @@ int gpu_device_count(void);
  * reuse these buffers. Free with gpu_host_free(p, the same pinned). */
 void *gpu_host_alloc(size_t bytes, int *pinned);
 void gpu_host_free(void *p, int pinned);
-/* a process-wide unique, nonzero token (groth16_ws.abc_token, h_token) */
+/* a process-wide unique, nonzero token (groth16_ws.abc_token, h_token, w_token) */
 uint64_t gpu_token_next(void);
 
 #endif

@@ -88,13 +88,15 @@ int groth16_rs_from_env(groth16_rs *rs, const cuzk_curve_info *c, char *err)
 
 cuzk_err groth16_step_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
-    ws->abc_token = ws->h_token = 0; /* only a backend that leaves them on a device sets them */
+    ws->abc_token = ws->h_token = ws->w_token = 0; /* only a backend that leaves them on a device sets them */
+    ws->host_missing = 0;
     return be->eval_abc(be, ks, ws, err);
 }
 
 cuzk_err groth16_step_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     ws->h_token = 0;
+    ws->host_missing &= ~(unsigned)GROTH16_HOST_H;
     return be->compute_h(be, ks, ws, err);
 }
 
@@ -209,6 +211,7 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     groth16_ws ws;
     groth16_ws_init(&ws, z, mem, mem + bytes);
     ws.pinned = pinned;
+    ws.keep_on_device = 1; /* only the MSM results are read, by the assembly */
     double t1 = mono_s();
     tt.setup = t1 - t0;
     if ((e = groth16_step_abc(be, ks, &ws, err)))
