@@ -38,7 +38,8 @@ part() { # NAME LIMIT_S COMMAND...
     timeout "$lim" "$@" >"$OUT/$name.txt" 2>&1
     echo "$name: rc=$? $(( $(date +%s) - t )) s"
 }
-part suite ${SUITE_S:-240} env GPU_SIZES="${GPU_SIZES:-500 70000}" GPU_LABS=0 GPU_DEV_TIMING=0 CUZK_TEST_TMP=/tmp/gs tests/gpu.sh
+part suite ${SUITE_S:-240} env GPU_SIZES="${GPU_SIZES:-500 70000}" GPU_LABS=0 GPU_DEV_TIMING=0 GPU_EMU=${GPU_EMU:-0} \
+    CUZK_TEST_TMP=/tmp/gs tests/gpu.sh
 grep -E '^FAIL|failure' "$OUT/suite.txt" | head; grep -c '^ok' "$OUT/suite.txt"
 part pipeline ${PIPELINE_S:-120} env WORK=/tmp/pipeline POREP_K=${POREP_K:-18} SNAP_K=${SNAP_K:-18} WPOST_K=${WPOST_K:-19} \
     WINNING_K=${WINNING_K:-12} N_POREP=${N_POREP:-24} N_SNAP=${N_SNAP:-10} N_WPOST=${N_WPOST:-4} N_WINNING=${N_WINNING:-8} \

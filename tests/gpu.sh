@@ -19,7 +19,8 @@
 # Keys of at most 2^16 points a set run their five MSMs at once, larger ones one after another
 # on one scratch: GPU_SIZES should name sizes on both sides (the default and device_session.sh do).
 # Env: CUZK (binary), GPU_TEST (gpu_backend_test binary), GPU_SIZES (constraint counts),
-#      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing.
+#      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing,
+#      GPU_EMU=0 to leave out step 0 (make test runs it too; it needs no GPU).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -27,7 +28,7 @@ cd "$repo"
 
 # 0. the device field and point code, and the fixed-base kernels, on the CPU, PTX emulated
 #    (needs no GPU)
-if command -v g++ >/dev/null 2>&1; then
+if [ "${GPU_EMU:-1}" = 1 ] && command -v g++ >/dev/null 2>&1; then
     if ! make -s -C dev/cuda emu >/dev/null 2>&1; then
         echo "FAIL: dev/cuda emu_test (device field/XYZZ code on the CPU vs dev/cuda/ref.h)"
         make -s -C dev/cuda emu 2>&1 | tail -15
