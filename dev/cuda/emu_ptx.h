@@ -93,11 +93,17 @@ struct emu_dim {
 /* A block of one thread runs on the calling thread (barriers are no-ops); emu_block runs a
  * block of n threads as n host threads with a real barrier. */
 static pthread_barrier_t g_emu_bar;
+static std::vector<pthread_barrier_t> g_emu_warp_bar; /* one per 32 threads of the block */
 static unsigned g_emu_threads = 1;
 static inline void __syncthreads()
 {
     if (g_emu_threads > 1)
         pthread_barrier_wait(&g_emu_bar);
+}
+static inline void __syncwarp()
+{
+    if (g_emu_threads > 1)
+        pthread_barrier_wait(&g_emu_warp_bar[threadIdx.x / 32]);
 }
 template <class F>
 static void emu_block(unsigned n, F fn)
@@ -110,6 +116,9 @@ static void emu_block(unsigned n, F fn)
     }
     g_emu_threads = n;
     pthread_barrier_init(&g_emu_bar, nullptr, n);
+    g_emu_warp_bar.resize((n + 31) / 32);
+    for (unsigned w = 0; w < g_emu_warp_bar.size(); w++)
+        pthread_barrier_init(&g_emu_warp_bar[w], nullptr, n - 32 * w < 32 ? n - 32 * w : 32);
     std::vector<std::thread> th;
     for (unsigned i = 0; i < n; i++)
         th.emplace_back([&fn, i] {
@@ -119,6 +128,8 @@ static void emu_block(unsigned n, F fn)
     for (auto &t : th)
         t.join();
     pthread_barrier_destroy(&g_emu_bar);
+    for (auto &b : g_emu_warp_bar)
+        pthread_barrier_destroy(&b);
     g_emu_threads = 1;
     blockDim.x = 1;
 }

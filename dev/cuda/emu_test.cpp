@@ -389,6 +389,49 @@ static void emu_ntt(fr *a, const ntt_tw<fr> &tws, unsigned log_n)
     }
 }
 
+/* ntt_warp_local against the rounds' element sets themselves: for every group of every size up
+ * to 2^26 and every pair of consecutive rounds it calls warp-local, each warp of the block must
+ * store in the first round exactly the elements it loads in the second (the thread-to-element
+ * map of ntt_group_kernel). Some pairs must be warp-local and some not (so neither answer for
+ * all would pass). */
+static void ntt_warp_sync_test()
+{
+    unsigned local = 0, block = 0, bad = 0;
+    for (unsigned log_n = 1; log_n <= 26; log_n++)
+        for (unsigned s = 0; s < log_n;) {
+            ntt_group g = ntt_group_at(log_n, s);
+            unsigned B = g.k + g.lo_bits, L = g.radix_log(), T = B - L, t0 = 0;
+            auto warp_of = [&](unsigned pos) { /* element -> the warp that holds it at pos */
+                std::vector<unsigned> w(1u << B);
+                for (unsigned tid = 0; tid < (1u << T); tid++)
+                    for (unsigned j = 0; j < (1u << L); j++) {
+                        unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
+                        w[et | (j << pos)] = tid / 32;
+                    }
+                return w;
+            };
+            for (;;) {
+                unsigned pos = ntt_round_pos(g.lo_bits, t0, B, L);
+                t0 += L - (g.lo_bits + t0 - pos);
+                if (t0 >= g.k)
+                    break;
+                unsigned next = ntt_round_pos(g.lo_bits, t0, B, L);
+                bool same = warp_of(pos) == warp_of(next);
+                if (ntt_warp_local(pos, next, T, L)) {
+                    local++;
+                    bad += !same;
+                } else {
+                    block++;
+                }
+            }
+            s += g.k;
+        }
+    bool ok = !bad && local > 0 && block > 0;
+    printf("NTT round barriers: %u warp-local, %u block-wide, %u wrongly warp-local: %s\n", local, block, bad,
+           ok ? "ok" : "FAIL");
+    fails += !ok;
+}
+
 template <class fr>
 static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roots)[8], unsigned max_log)
 {
@@ -719,6 +762,7 @@ int main(int argc, char **argv)
     ec_test<fp_t<bls_fq>, 6, 1>("BLS12-381 G1", BLS12_381_FQ_P, 4);
     ec_test<fp2_t<fp_t<bls_fq>>, 6, 2>("BLS12-381 G2", BLS12_381_FQ_P, 4);
     if (all) { /* 2^20: the second group's runs of 4 columns (ntt_group_at) */
+        ntt_warp_sync_test();
         ntt_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P, BN254_FR_ROOTS, 20);
         ntt_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P, BLS12_381_FR_ROOTS, 17);
     }

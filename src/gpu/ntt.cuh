@@ -155,6 +155,33 @@ __device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned
     return x;
 }
 
+#ifndef NTT_WARP_SYNC
+#define NTT_WARP_SYNC 1 /* 1: rounds whose elements stay in the same warps meet at __syncwarp */
+#endif
+
+/* The window of a round of ntt_group_kernel: it starts at bit pos = lo_bits + t0 of e, moved
+ * down to B - L at the top (where u0 = the window's bits already done) */
+static inline __host__ __device__ unsigned ntt_round_pos(unsigned lo_bits, unsigned t0, unsigned B, unsigned L)
+{
+    unsigned pos = lo_bits + t0;
+    return pos + L > B ? B - L : pos;
+}
+/* the bits of e that a thread index's bits from 5 up (its warp) select in a round at pos: a
+ * thread's bit b < pos is e's bit b, a bit b >= pos is e's bit b + L (T = log2 threads) */
+static inline __host__ __device__ unsigned ntt_warp_bits(unsigned pos, unsigned T, unsigned L)
+{
+    unsigned m = 0;
+    for (unsigned b = 5; b < T; b++)
+        m |= 1u << (b < pos ? b : b + L);
+    return m;
+}
+/* whether every warp reads in the round at pos1 exactly the elements it wrote in the round at
+ * pos0: then the two rounds meet at a warp's barrier instead of the block's */
+static inline __host__ __device__ bool ntt_warp_local(unsigned pos0, unsigned pos1, unsigned T, unsigned L)
+{
+    return NTT_WARP_SYNC && ntt_warp_bits(pos0, T, L) == ntt_warp_bits(pos1, T, L);
+}
+
 /* Stages s .. s+k-1 of one group. Index bits of an element: hi | mid (k bits) | lo (s bits).
  * A block takes one hi, 2^lo_bits consecutive lo values (lo_bits <= s, so global accesses
  * come in runs of 2^lo_bits elements) and all 2^k mid values: cnt = 2^B elements, B = k +
@@ -167,7 +194,10 @@ __device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned
  * so neighbouring threads touch neighbouring elements). Between rounds the elements go
  * through shared memory (one barrier); the first round reads from global memory (in
  * bit-reversed order for the first group), the last writes there. The last round's window
- * is the top L bits: its lower bits, already done, are carried without butterflies. */
+ * is the top L bits: its lower bits, already done, are carried without butterflies. The
+ * rounds meet at __syncthreads, or at __syncwarp where each warp's elements stay its own
+ * (ntt_warp_local: the warp index selects the same bits of e in both rounds; in the first
+ * group the rounds of stages 0-5). */
 template <class fr, int L>
 __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group_kernel(const fr *src, fr *dst, const ntt_tw<fr> tws,
                                                         unsigned log_n, unsigned s, unsigned k, unsigned lo_bits,
@@ -187,12 +217,8 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
     unsigned t0 = 0, pos;
     for (;;) {
         /* window bits [pos, pos + L); butterflies on its local bits u0 .. L-1 */
-        unsigned u0 = 0;
-        pos = lo_bits + t0;
-        if (pos + L > B) {
-            u0 = pos + L - B;
-            pos = B - L;
-        }
+        pos = ntt_round_pos(lo_bits, t0, B, L);
+        unsigned u0 = lo_bits + t0 - pos;
         unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
         if (t0 == 0) {
 #pragma unroll
@@ -244,7 +270,10 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
 #pragma unroll
         for (unsigned j = 0; j < E; j++)
             ntt_sm_put<fr>(smem_raw, cnt, et | (j << pos), x[j]);
-        __syncthreads();
+        if (ntt_warp_local(pos, ntt_round_pos(lo_bits, t0, B, L), B - L, L))
+            __syncwarp();
+        else
+            __syncthreads();
     }
     unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
 #pragma unroll
