@@ -389,8 +389,9 @@ static void emu_ntt(fr *a, const ntt_tw<fr> &tws, unsigned log_n)
     }
 }
 
-/* ntt_warp_local against the rounds' element sets themselves: for every group of every size up
- * to 2^26 and every pair of consecutive rounds it calls warp-local, each warp of the block must
+/* ntt_warp_same (the rule of NTT_WARP_SYNC) against the rounds' element sets themselves: for
+ * every group of every size up to 2^26 and every pair of consecutive rounds it calls
+ * warp-local, each warp of the block must
  * store in the first round exactly the elements it loads in the second (the thread-to-element
  * map of ntt_group_kernel). Some pairs must be warp-local and some not (so neither answer for
  * all would pass). */
@@ -417,7 +418,7 @@ static void ntt_warp_sync_test()
                     break;
                 unsigned next = ntt_round_pos(g.lo_bits, t0, B, L);
                 bool same = warp_of(pos) == warp_of(next);
-                if (ntt_warp_local(pos, next, T, L)) {
+                if (ntt_warp_same(pos, next, T, L)) {
                     local++;
                     bad += !same;
                 } else {

@@ -156,7 +156,9 @@ __device__ __forceinline__ fr ntt_sm_get(const uint4 *sm, unsigned cnt, unsigned
 }
 
 #ifndef NTT_WARP_SYNC
-#define NTT_WARP_SYNC 1 /* 1: rounds whose elements stay in the same warps meet at __syncwarp */
+#define NTT_WARP_SYNC 0 /* 1: rounds whose elements stay in the same warps meet at __syncwarp (2^24:
+                           BN254 4.98 against 4.91 ms, BLS12-381 4.87 against 4.76; 2^26 4 % / 2 %
+                           faster; NOTES study 13) */
 #endif
 
 /* The window of a round of ntt_group_kernel: it starts at bit pos = lo_bits + t0 of e, moved
@@ -176,10 +178,15 @@ static inline __host__ __device__ unsigned ntt_warp_bits(unsigned pos, unsigned 
     return m;
 }
 /* whether every warp reads in the round at pos1 exactly the elements it wrote in the round at
- * pos0: then the two rounds meet at a warp's barrier instead of the block's */
+ * pos0 */
+static inline __host__ __device__ bool ntt_warp_same(unsigned pos0, unsigned pos1, unsigned T, unsigned L)
+{
+    return ntt_warp_bits(pos0, T, L) == ntt_warp_bits(pos1, T, L);
+}
+/* whether two rounds meet at a warp's barrier instead of the block's */
 static inline __host__ __device__ bool ntt_warp_local(unsigned pos0, unsigned pos1, unsigned T, unsigned L)
 {
-    return NTT_WARP_SYNC && ntt_warp_bits(pos0, T, L) == ntt_warp_bits(pos1, T, L);
+    return NTT_WARP_SYNC && ntt_warp_same(pos0, pos1, T, L);
 }
 
 /* Stages s .. s+k-1 of one group. Index bits of an element: hi | mid (k bits) | lo (s bits).
