@@ -134,8 +134,11 @@ size_t key_need(const zkey_file *z, size_t base, int tab, int par_sets)
 /* Whether the h MSM gets a table of shifted bases (msm.cuh TABLE): CUZK_GPU_MSM_TABLE=1 asks
  * for one whenever the device holds it, 0 never; by default from MSM_TABLE_MIN_POINTS points
  * when the key with the table still leaves a quarter of the device's memory free (other keys
- * and jobs share the device). base: as key_need's. */
-#define MSM_TABLE_MIN_POINTS ((size_t)1 << 22)
+ * and jobs share the device). base: as key_need's. From 2^17 points, above the keys whose five
+ * MSMs run at once (GPU_PAR_SETS_MAX): on the H200 the table takes 15 % off a 2^20 h MSM, and
+ * the daemon's Filecoin-shaped mix of 2^18 and 2^19 partitions ran 3 % more proofs an hour with
+ * it (bench/results/pipeline-2026-12-04-h200-d.md); a 2^18 BLS12-381 key's table is 302 MB. */
+#define MSM_TABLE_MIN_POINTS ((size_t)1 << 17)
 int use_table(const zkey_file *z, size_t base, size_t free_b, size_t total_b, int par_sets)
 {
     const char *env = getenv("CUZK_GPU_MSM_TABLE");
