@@ -51,6 +51,21 @@ using GPU_SYM(ff)::fq2;
 #define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
 #define GPU_PAR_SETS_MAX ((size_t)1 << 16) /* points per set, at most, for concurrent MSMs */
 
+/* the points per set up to which a key's five MSMs run at once: GPU_PAR_SETS_MAX, or
+   CUZK_GPU_PAR_SETS_MAX (a number of points); above GPU_PAR_SETS_MAX only where the five scratch
+   areas leave a quarter of the device's memory free */
+size_t par_sets_max()
+{
+    const char *e = getenv("CUZK_GPU_PAR_SETS_MAX");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end)
+            return (size_t)v;
+    }
+    return GPU_PAR_SETS_MAX;
+}
+
 struct gpu_key {
     const zkey_file *z;
     size_t n;             /* domain size */
@@ -273,10 +288,15 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     need += msm_align(ntt_tw_bytes<fr>(k->log_n)) + 2 * msm_align(n * 32);    /* twiddles, shift, NTT scratch */
     need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
     need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
-    k->par_sets = 1;
-    for (int i = 0; i < ZKEY_BASES; i++)
-        k->par_sets &= set_points(z, i) <= GPU_PAR_SETS_MAX;
-    CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+    {
+        size_t pmax = par_sets_max(), largest = 0;
+        for (int i = 0; i < ZKEY_BASES; i++)
+            largest = set_points(z, i) > largest ? set_points(z, i) : largest;
+        k->par_sets = largest <= pmax;
+        CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
+        if (k->par_sets && largest > GPU_PAR_SETS_MAX && key_need(z, need, 0, 1) + total_b / 4 > free_b)
+            k->par_sets = 0;
+    }
     k->tab_h = use_table(z, need, free_b, total_b, k->par_sets);
     k->msm_bytes = msm_need(z, k->tab_h);
     need = key_need(z, need, k->tab_h, k->par_sets);
