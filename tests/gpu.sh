@@ -11,14 +11,17 @@
 #      proof.json byte-identical, accepted by `cuzk verify` and, where node and snarkjs are
 #      installed, by `snarkjs groth16 verify`; steps 2 and 3 each run once without and once
 #      with the h MSM over a table of shifted bases (CUZK_GPU_MSM_TABLE=0 and 1; keys from 2^17
-#      points get one by default);
+#      points get one by default), and with the five MSMs at once (keys below 2^20 points, as
+#      all here) or one after another (CUZK_GPU_PAR_SETS_MAX=0): steps without a table at once,
+#      with one after another; proofs the other way round;
 #   4. `cuzk dev-circuit --backend gpu` (key points by src/gpu/fixed_base.cuh) against
 #      `--backend cpu`: the same circuit.zkey byte for byte, both curves, sparse and dense,
 #      in one chunk and in many (CUZK_TEST_FB_CHUNK); then a timing line for 2^20
 #      constraints per curve (GPU and CPU, keys compared too), printed for the record.
 # Prints "SKIPPED: no GPU" and succeeds when nvidia-smi finds no GPU.
-# Keys of at most 2^16 points a set run their five MSMs at once, larger ones one after another
-# on one scratch: GPU_SIZES should name sizes on both sides (the default and device_session.sh do).
+# Keys from 2^17 points (70000 constraints: a domain of 2^17) get the h MSM's table by default,
+# smaller ones none: GPU_SIZES should name sizes on both sides (the default and
+# device_session.sh do).
 # Env: CUZK (binary), GPU_TEST (gpu_backend_test binary), GPU_SIZES (constraint counts),
 #      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing,
 #      GPU_EMU=0 to leave out step 0 (make test runs it too; it needs no GPU).
@@ -102,14 +105,15 @@ for curve in bn128 bls12381; do
             else
                 fail "steps gpu != cpu: $curve $size $shape"; cat "$d.steps"
             fi
-            if CUZK_GPU_MSM_TABLE=1 "$GPU_TEST" "$d/circuit.zkey" >"$d.steps_tab" 2>&1; then
+            if CUZK_GPU_MSM_TABLE=1 CUZK_GPU_PAR_SETS_MAX=0 "$GPU_TEST" "$d/circuit.zkey" >"$d.steps_tab" 2>&1; then
                 pass "steps gpu == cpu, h MSM over a table: $curve $size $shape"
             else
                 fail "steps gpu != cpu, h MSM over a table: $curve $size $shape"; cat "$d.steps_tab"
             fi
             rs="$((RANDOM * 32768 + RANDOM))123456789,$((RANDOM * 32768 + RANDOM))987654321"
             for be in cpu gpu; do
-                CUZK_GPU_MSM_TABLE=0 CUZK_TEST_RS=$rs "$CUZK" prove --backend $be "$d/circuit.zkey" "$d/witness.wtns" \
+                CUZK_GPU_MSM_TABLE=0 CUZK_GPU_PAR_SETS_MAX=0 CUZK_TEST_RS=$rs "$CUZK" prove --backend $be \
+                    "$d/circuit.zkey" "$d/witness.wtns" \
                     "$d/proof_$be.json" "$d/public_$be.json" >"$d.prove_$be" 2>&1 \
                     || fail "prove --backend $be $curve $size $shape: $(tail -2 "$d.prove_$be")"
             done

@@ -25,9 +25,12 @@
  * (groth16_ws.keep_on_device: groth16_prove) gets no copies down at all: a/b/c and h stay on
  * the device alone (at 2^24, 2 GB less over the bus), and a step that finds its input gone
  * because another workspace's step reused the buffers computes it again from the witness.
- * A small key (every set at most GPU_PAR_SETS_MAX points, such as a winning-post circuit)
- * gets five MSM scratch areas and streams, and msm_all runs its five MSMs at once, one host
- * thread each: a small MSM is a few dependent chains that leave the device nearly empty.
+ * A key of fewer than 2^20 points a set (GPU_PAR_SETS_MAX; a winning-post circuit, a
+ * Filecoin partition of 2^18 or 2^19 constraints) gets five MSM scratch areas and streams, and
+ * msm_all runs its five MSMs at once, one host thread each: an MSM of this size is mostly
+ * dependent chains (the partial levels, the bucket reductions, launches one after another)
+ * that leave the device half empty. Above 2^16 points only where the five scratch areas leave
+ * a quarter of the device's memory free.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -49,11 +52,16 @@ using GPU_SYM(ff)::fq;
 using GPU_SYM(ff)::fq2;
 
 #define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
-#define GPU_PAR_SETS_MAX ((size_t)1 << 16) /* points per set, at most, for concurrent MSMs */
+/* Points per set, at most, for a key's five MSMs at once: always up to GPU_PAR_SETS_SMALL, up to
+   GPU_PAR_SETS_MAX where memory allows (see par_sets_max). The daemon's mix of 2^18 and 2^19
+   BLS12-381 partitions on the H200: porep latency p50 2.77 -> 1.46 s, the device busy for 84 %
+   -> 48 % of the same run (bench/results/pipeline-2026-12-04-h200-e.md). */
+#define GPU_PAR_SETS_SMALL ((size_t)1 << 16)
+#define GPU_PAR_SETS_MAX (((size_t)1 << 20) - 1)
 
 /* the points per set up to which a key's five MSMs run at once: GPU_PAR_SETS_MAX, or
-   CUZK_GPU_PAR_SETS_MAX (a number of points); above GPU_PAR_SETS_MAX only where the five scratch
-   areas leave a quarter of the device's memory free */
+   CUZK_GPU_PAR_SETS_MAX (a number of points; 0: never); above GPU_PAR_SETS_SMALL only where the
+   five scratch areas leave a quarter of the device's memory free */
 size_t par_sets_max()
 {
     const char *e = getenv("CUZK_GPU_PAR_SETS_MAX");
@@ -85,7 +93,7 @@ struct gpu_key {
     uint32_t *d_msm_h;    /* n x 8 h scalars */
     uint8_t *d_msm;       /* MSM scratch (max over the five sets) */
     size_t msm_bytes;
-    /* small keys (every set at most GPU_PAR_SETS_MAX points): the five MSMs run at once, each
+    /* keys below 2^20 points a set (par_sets_max): the five MSMs run at once, each
        on its own stream with its own scratch (d_msm_set[i], msm_bytes each; [0] is d_msm) */
     int par_sets;
     uint8_t *d_msm_set[ZKEY_BASES];
@@ -150,7 +158,7 @@ size_t key_need(const zkey_file *z, size_t base, int tab, int par_sets)
  * for one whenever the device holds it, 0 never; by default from MSM_TABLE_MIN_POINTS points
  * when the key with the table still leaves a quarter of the device's memory free (other keys
  * and jobs share the device). base: as key_need's. From 2^17 points, above the keys whose five
- * MSMs run at once (GPU_PAR_SETS_MAX): on the H200 the table takes 15 % off a 2^20 h MSM, and
+ * MSMs always run at once (GPU_PAR_SETS_SMALL): on the H200 the table takes 15 % off a 2^20 h MSM, and
  * the daemon's Filecoin-shaped mix of 2^18 and 2^19 partitions ran 3 % more proofs an hour with
  * it (bench/results/pipeline-2026-12-04-h200-d.md); a 2^18 BLS12-381 key's table is 302 MB. */
 #define MSM_TABLE_MIN_POINTS ((size_t)1 << 17)
@@ -294,7 +302,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             largest = set_points(z, i) > largest ? set_points(z, i) : largest;
         k->par_sets = largest <= pmax;
         CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-        if (k->par_sets && largest > GPU_PAR_SETS_MAX && key_need(z, need, 0, 1) + total_b / 4 > free_b)
+        if (k->par_sets && largest > GPU_PAR_SETS_SMALL && key_need(z, need, 0, 1) + total_b / 4 > free_b)
             k->par_sets = 0;
     }
     k->tab_h = use_table(z, need, free_b, total_b, k->par_sets);
