@@ -527,7 +527,7 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
             double bound = 2.0 * 32 * n / 4.0e12 * 1e3;
             row("NTT forward", sz, median(ms), bound, "GB/s", 2.0 * 32 * n / median(ms) / 1e6);
         }
-        cudaFree(p.d_tw), cudaFree(p.d_itw), ntt_plan_free_tables(p), cudaFree(p.d_tmp), cudaFree(d_a), cudaFree(d_b);
+        ntt_plan_free(p), cudaFree(d_a), cudaFree(d_b);
     }
 }
 

@@ -185,10 +185,7 @@ void key_free(gpu_key *k)
     cudaFree(k->d_row_ptr);
     cudaFree(k->d_col);
     cudaFree(k->d_val);
-    cudaFree(k->plan.d_tw);
-    cudaFree(k->plan.d_itw);
-    ntt_plan_free_tables(k->plan);
-    cudaFree(k->plan.d_tmp);
+    ntt_plan_free(k->plan);
     cudaFree(k->d_shift);
     cudaFree(k->d_w);
     cudaFree(k->d_abc);

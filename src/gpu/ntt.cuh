@@ -416,14 +416,15 @@ static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t s
     return cudaGetLastError();
 }
 
-/* what ntt_plan_finish allocated */
+/* the plan's device buffers: the twiddles, the tables ntt_plan_finish added, the scratch (any
+ * of them may be null) */
 template <class fr>
-static void ntt_plan_free_tables(ntt_plan<fr> &p)
+static void ntt_plan_free(ntt_plan<fr> &p)
 {
-    fr *bufs[6] = {p.d_twq, p.d_itwq, p.d_twc, p.d_itwc, p.d_twcq, p.d_itwcq};
+    fr *bufs[9] = {p.d_tw, p.d_itw, p.d_twq, p.d_itwq, p.d_twc, p.d_itwc, p.d_twcq, p.d_itwcq, p.d_tmp};
     for (fr *b : bufs)
         cudaFree(b);
-    p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
+    p.d_tw = p.d_itw = p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = p.d_tmp = nullptr;
 }
 
 /* natural order in and out; inverse=1 uses the inverse twiddles and does NOT scale by
