@@ -665,6 +665,18 @@ cudaError_t msm_sets_parallel(gpu_key *k, int device, groth16_ws *ws, int u, con
     return e;
 }
 
+/* dst <- src, device to device on st, out of a buffer of the NTT steps (mu_ntt held); the NTT
+ * streams of both priorities (whichever the next NTT work runs on) wait for it through ev */
+cudaError_t copy_from_ntt(gpu_key *k, void *dst, const void *src, size_t bytes, cudaStream_t st, cudaEvent_t ev)
+{
+    cudaError_t e = cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st);
+    if (e == cudaSuccess)
+        e = cudaEventRecord(ev, st);
+    for (int i = 0; i < 2 && e == cudaSuccess; i++)
+        e = cudaStreamWaitEvent(k->st_ntt[i], ev, 0);
+    return e;
+}
+
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -682,26 +694,12 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
        after the copies through ev_wcopy and ev_h. */
     if ((ws->w_token || ws->h_token) && (ws->keep_on_device ? pthread_mutex_lock(&k->mu_ntt) == 0
                                                             : pthread_mutex_trylock(&k->mu_ntt) == 0)) {
-        if (ws->w_token && ws->w_token == k->w_token) {
-            cu_err = cudaMemcpyAsync(k->d_msm_w, k->d_w, k->n_vars * 32, cudaMemcpyDeviceToDevice, k->st_msm[u]);
-            if (cu_err == cudaSuccess)
-                cu_err = cudaEventRecord(k->ev_wcopy, k->st_msm[u]);
-            if (cu_err == cudaSuccess)
-                cu_err = cudaStreamWaitEvent(k->st_ntt[0], k->ev_wcopy, 0);
-            if (cu_err == cudaSuccess)
-                cu_err = cudaStreamWaitEvent(k->st_ntt[1], k->ev_wcopy, 0);
-            w_on_device = cu_err == cudaSuccess;
-        }
-        if (cu_err == cudaSuccess && ws->h_token && ws->h_token == k->h_token) {
-            cu_err = cudaMemcpyAsync(k->d_msm_h, k->d_abc, k->n * 32, cudaMemcpyDeviceToDevice, k->st_copy[u]);
-            if (cu_err == cudaSuccess)
-                cu_err = cudaEventRecord(k->ev_h, k->st_copy[u]);
-            if (cu_err == cudaSuccess)
-                cu_err = cudaStreamWaitEvent(k->st_ntt[0], k->ev_h, 0);
-            if (cu_err == cudaSuccess) /* whichever set the next NTT work runs on */
-                cu_err = cudaStreamWaitEvent(k->st_ntt[1], k->ev_h, 0);
-            h_on_device = cu_err == cudaSuccess;
-        }
+        if (ws->w_token && ws->w_token == k->w_token)
+            w_on_device = (cu_err = copy_from_ntt(k, k->d_msm_w, k->d_w, k->n_vars * 32, k->st_msm[u],
+                                                  k->ev_wcopy)) == cudaSuccess;
+        if (cu_err == cudaSuccess && ws->h_token && ws->h_token == k->h_token)
+            h_on_device = (cu_err = copy_from_ntt(k, k->d_msm_h, k->d_abc, k->n * 32, k->st_copy[u], k->ev_h)) ==
+                          cudaSuccess;
         pthread_mutex_unlock(&k->mu_ntt);
         if (cu_err != cudaSuccess) {
             cu_what = "device copy of the witness or h";
