@@ -23,6 +23,9 @@
 #ifndef FF_EO_LIMBS
 #define FF_EO_LIMBS 8 /* operator* takes mul_eo up to this many limbs (see operator*) */
 #endif
+#ifndef FF_MUL_AP
+#define FF_MUL_AP 0 /* 1: mul_eo's users get mul_ap (see there) */
+#endif
 #ifndef FP2_LAZY
 #define FP2_LAZY 0 /* Fp2 products reduced once per coefficient (see fp2_t::operator*) */
 #endif
@@ -257,9 +260,13 @@ struct fp_t {
     }
 
     /* CIOS by even and odd limbs: product row i, then reduction row i. ~40% more products
-     * per second than mul_sos on the H200, at the cost of 2N live accumulator limbs. */
+     * per second than mul_sos on the H200, at the cost of 2N live accumulator limbs. With
+     * FF_MUL_AP, mul_ap's rows instead (the same products, register pairs that stay put). */
     static FF_INLINE fp_t mul_eo(const fp_t &a, const fp_t &b)
     {
+#if FF_MUL_AP
+        return mul_ap(a, b);
+#endif
         uint32_t e[2 * N], o[2 * N], c = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -272,6 +279,76 @@ struct fp_t {
         /* the result is below 2P: N limbs and a top bit */
         uint32_t r[N];
         uint32_t top = eo_fold(r, e, o, c);
+        return reduce_once(r, top);
+    }
+
+    /* ---- rows by the parity of the limb position (mul_ap). An IMAD.WIDE.U32 reads its addend
+     * from and writes its result to an aligned register pair. mul_eo's rows put the pairs of
+     * E and O at limbs i + 2k, whose parity flips from row to row, so ptxas moves about 100
+     * registers a product (MOV and IMAD.MOV; the latter take the IMAD pipe the products
+     * need). Here X holds the pairs that start at even limbs and Y those that start at odd
+     * limbs, both indexed by limb: row i adds u * s_k (s = a or P) at limb i + k to X when
+     * i + k is even, else to Y, so a limb's pair never changes. X[j] + Y[j] is limb j. ---- */
+
+    /* arr += u * s_(KS + 2t) at limbs i + KS + 2t, t < N/2, one carry chain, its carry into
+     * limb i + KS + N. That limb holds at most the carries of two earlier rows (two chains
+     * each) before a later row's chain takes it in, so it does not overflow. */
+    template <int KS>
+    static FF_INLINE void ap_row(uint32_t *arr, int i, const uint32_t *s, uint32_t u)
+    {
+        PTX_MADLO_CC(arr[i + KS], s[KS], u, arr[i + KS]);
+        PTX_MADCHI_CC(arr[i + KS + 1], s[KS], u, arr[i + KS + 1]);
+#pragma unroll
+        for (int t = 1; t < N / 2; t++) {
+            PTX_MADCLO_CC(arr[i + KS + 2 * t], s[KS + 2 * t], u, arr[i + KS + 2 * t]);
+            PTX_MADCHI_CC(arr[i + KS + 2 * t + 1], s[KS + 2 * t], u, arr[i + KS + 2 * t + 1]);
+        }
+        PTX_ADDC(arr[i + KS + N], arr[i + KS + N], 0u);
+    }
+    /* row i of s = a (u = b_i) or s = P (u = m_i): the products at even limbs into x, at odd
+     * limbs into y */
+    static FF_INLINE void ap_rows(uint32_t *x, uint32_t *y, int i, const uint32_t *s, uint32_t u)
+    {
+        if (i & 1) {
+            ap_row<1>(x, i, s, u);
+            ap_row<0>(y, i, s, u);
+        } else {
+            ap_row<0>(x, i, s, u);
+            ap_row<1>(y, i, s, u);
+        }
+    }
+
+    /* CIOS by limb parity: product row i, then reduction row i, as mul_eo (the same 2N^2 + N
+     * products), with limb i of the running sum x_i + y_i + c (c: the carry out of limb i - 1,
+     * whose value is then 0 mod 2^32) */
+    static FF_INLINE fp_t mul_ap(const fp_t &a, const fp_t &b)
+    {
+        uint32_t x[2 * N + 1], y[2 * N + 1], p[N], c = 0;
+#pragma unroll
+        for (int j = 0; j <= 2 * N; j++)
+            x[j] = y[j] = 0;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            p[j] = C::p(j);
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            ap_rows(x, y, i, a.v, b.v[i]);
+            uint32_t m = (x[i] + y[i] + c) * C::m0();
+            ap_rows(x, y, i, p, m);
+            c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
+        }
+        /* (x + y) / 2^(32N) + c < 2P: N limbs and a top bit */
+        uint32_t r[N], top;
+        PTX_ADD_CC(r[0], x[N], y[N]);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], x[N + j], y[N + j]);
+        PTX_ADDC(top, x[2 * N], y[2 * N]);
+        PTX_ADD_CC(r[0], r[0], c);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], r[j], 0u);
+        PTX_ADDC(top, top, 0u);
         return reduce_once(r, top);
     }
 
