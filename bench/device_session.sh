@@ -19,7 +19,7 @@ export EXTRA_CFLAGS="-I$pfx/usr/include -I$pfx/usr/include/x86_64-linux-gnu"
 export LIBRARY_PATH=$lib${LIBRARY_PATH:+:$LIBRARY_PATH}
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-    echo "cores $(nproc); commit $(cat .commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null)"
+    echo "cores $(nproc); commit $(cat .commit 2>/dev/null || git rev-parse --short HEAD 2>/dev/null); CUDA flags: $(cat .flags 2>/dev/null)"
 } >"$OUT/env.txt" 2>&1
 find build-cuda/obj/src/gpu -name '*.o' -exec touch {} + 2>/dev/null
 for f in dev/cuda/lab_bn254 dev/cuda/lab_bls12_381; do [ -s "$f" ] && touch "$f"; done

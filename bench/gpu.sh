@@ -28,10 +28,11 @@ work=${BENCH_WORK:-$repo/bench/work/gpu}
 mkdir -p "$work" "$(dirname "$out")"
 dev=$(nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | head -1)
 commit=$(git rev-parse --short HEAD 2>/dev/null || cat .commit 2>/dev/null || echo unknown)
+flags=${EXTRA_NVFLAGS:-$(cat .flags 2>/dev/null)}
 {
     echo "# GPU benchmark $(date -u +%Y-%m-%dT%H:%MZ)"
     echo
-    echo "device: $dev; commit: $commit"
+    echo "device: $dev; commit: $commit${flags:+; CUDA flags: $flags}"
     echo
 } >"$out"
 

@@ -2,10 +2,13 @@
 # snap.sh - prepares .snap/ (gitignored) for dev/cuda/snap_run.sh: a tarball of HEAD, and
 # the CUDA objects and kernel labs compiled from exactly that tree (in /tmp/cuzk-snap), so
 # the GPU machine compiles only C.   dev/cuda/snap.sh [--no-build]
+# EXTRA_NVFLAGS (e.g. -DFF_MUL_AP=1) go into every CUDA build and are recorded in .snap/flags;
+# each set of flags builds in its own directory (make does not rebuild on changed flags).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
-snap=${SNAP_DIR:-/tmp/cuzk-snap}
+flags=${EXTRA_NVFLAGS:-}
+snap=${SNAP_DIR:-/tmp/cuzk-snap$(printf %s "$flags" | tr -c 'A-Za-z0-9_=' '_')}
 mkdir -p .snap/obj
 git archive HEAD >.snap/tree.tar
 if [ "${1:-}" != --no-build ]; then
@@ -18,4 +21,5 @@ if [ "${1:-}" != --no-build ]; then
     cp "$snap"/dev/cuda/lab_bn254 "$snap"/dev/cuda/lab_bls12_381 .snap/
 fi
 git rev-parse --short HEAD >.snap/commit
+printf '%s\n' "$flags" >.snap/flags
 du -sh .snap

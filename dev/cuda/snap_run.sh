@@ -11,4 +11,5 @@ cp -r .debs /tmp/w/ 2>/dev/null
 cp .snap/obj/*.o /tmp/w/build-cuda/obj/src/gpu/ 2>/dev/null
 cp .snap/lab_* /tmp/w/dev/cuda/ 2>/dev/null
 cp .snap/commit /tmp/w/.commit 2>/dev/null
+cp .snap/flags /tmp/w/.flags 2>/dev/null
 cd /tmp/w && exec "$@"
