@@ -49,11 +49,17 @@ __device__ __noinline__ F ec_sqr_call(const F a)
 {
     return a.sqr();
 }
-/* squares through ec_mul_call where the product is mul_eo (fp_t); Fp2 keeps its complex square */
+/* squares through ec_mul_call where the product is mul_eo (fp_t), or with FF_SQR_AP through
+   ec_sqr_call (sqr_ap: a quarter fewer products, a second function); Fp2 keeps its complex
+   square */
 template <class F>
 FF_INLINE auto ec_sqr_of(const F &a, int) -> decltype(F::mul_eo(a, a))
 {
+#if FF_SQR_AP
+    return ec_sqr_call<F>(a);
+#else
     return ec_mul_call<F>(a, a);
+#endif
 }
 template <class F>
 FF_INLINE F ec_sqr_of(const F &a, long)

@@ -26,6 +26,9 @@
 #ifndef FF_MUL_AP
 #define FF_MUL_AP 0 /* 1: mul_eo's users get mul_ap (see there) */
 #endif
+#ifndef FF_SQR_AP
+#define FF_SQR_AP 0 /* 1: fp_t::sqr is sqr_ap (see there), and the point formulas call it */
+#endif
 #ifndef FP2_LAZY
 #define FP2_LAZY 0 /* Fp2 products reduced once per coefficient (see fp2_t::operator*) */
 #endif
@@ -290,20 +293,28 @@ struct fp_t {
      * limbs, both indexed by limb: row i adds u * s_k (s = a or P) at limb i + k to X when
      * i + k is even, else to Y, so a limb's pair never changes. X[j] + Y[j] is limb j. ---- */
 
-    /* arr += u * s_(KS + 2t) at limbs i + KS + 2t, t < N/2, one carry chain, its carry into
-     * limb i + KS + N. That limb holds at most the carries of two earlier rows (two chains
-     * each) before a later row's chain takes it in, so it does not overflow. */
+    /* arr += u * s_j at limbs base + j for j = j0, j0 + 2, .. < jend (pairs), one carry chain,
+     * its carry into the limb after the last pair. That limb lies above every earlier row's
+     * chain, so it holds at most a few earlier carries, and a later row's chain takes it in. */
+    static FF_INLINE void ap_chain(uint32_t *arr, int base, const uint32_t *s, int j0, int jend, uint32_t u)
+    {
+        if (j0 >= jend)
+            return;
+        PTX_MADLO_CC(arr[base + j0], s[j0], u, arr[base + j0]);
+        PTX_MADCHI_CC(arr[base + j0 + 1], s[j0], u, arr[base + j0 + 1]);
+        int j = j0 + 2;
+#pragma unroll
+        for (; j < jend; j += 2) {
+            PTX_MADCLO_CC(arr[base + j], s[j], u, arr[base + j]);
+            PTX_MADCHI_CC(arr[base + j + 1], s[j], u, arr[base + j + 1]);
+        }
+        PTX_ADDC(arr[base + j], arr[base + j], 0u);
+    }
+    /* arr += u * s_(KS + 2t) at limbs i + KS + 2t, t < N/2; the carry into limb i + KS + N */
     template <int KS>
     static FF_INLINE void ap_row(uint32_t *arr, int i, const uint32_t *s, uint32_t u)
     {
-        PTX_MADLO_CC(arr[i + KS], s[KS], u, arr[i + KS]);
-        PTX_MADCHI_CC(arr[i + KS + 1], s[KS], u, arr[i + KS + 1]);
-#pragma unroll
-        for (int t = 1; t < N / 2; t++) {
-            PTX_MADCLO_CC(arr[i + KS + 2 * t], s[KS + 2 * t], u, arr[i + KS + 2 * t]);
-            PTX_MADCHI_CC(arr[i + KS + 2 * t + 1], s[KS + 2 * t], u, arr[i + KS + 2 * t + 1]);
-        }
-        PTX_ADDC(arr[i + KS + N], arr[i + KS + N], 0u);
+        ap_chain(arr, i, s, KS, N, u);
     }
     /* row i of s = a (u = b_i) or s = P (u = m_i): the products at even limbs into x, at odd
      * limbs into y */
@@ -316,6 +327,23 @@ struct fp_t {
             ap_row<0>(x, i, s, u);
             ap_row<1>(y, i, s, u);
         }
+    }
+
+    /* r = limbs N .. 2N-1 of x + y + c 2^(32N) (c: the carry into limb N); returns the top limb */
+    static FF_INLINE uint32_t ap_fold(uint32_t *r, const uint32_t *x, const uint32_t *y, uint32_t c)
+    {
+        uint32_t top;
+        PTX_ADD_CC(r[0], x[N], y[N]);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], x[N + j], y[N + j]);
+        PTX_ADDC(top, x[2 * N], y[2 * N]);
+        PTX_ADD_CC(r[0], r[0], c);
+#pragma unroll
+        for (int j = 1; j < N; j++)
+            PTX_ADDC_CC(r[j], r[j], 0u);
+        PTX_ADDC(top, top, 0u);
+        return top;
     }
 
     /* CIOS by limb parity: product row i, then reduction row i, as mul_eo (the same 2N^2 + N
@@ -338,18 +366,73 @@ struct fp_t {
             c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
         }
         /* (x + y) / 2^(32N) + c < 2P: N limbs and a top bit */
-        uint32_t r[N], top;
-        PTX_ADD_CC(r[0], x[N], y[N]);
+        uint32_t r[N];
+        uint32_t top = ap_fold(r, x, y, c);
+        return reduce_once(r, top);
+    }
+
+    /* the Montgomery reduction rows of mul_ap on x = t_lo (limbs 0 .. N-1, the rest zero) and
+     * y = 0, then + t_hi: (t + m P) / 2^(32N) < 2P for t < P 2^(32N) */
+    static FF_INLINE fp_t ap_redc(uint32_t *x, uint32_t *y, const uint32_t *t_hi)
+    {
+        uint32_t p[N], c = 0;
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            p[j] = C::p(j);
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            uint32_t m = (x[i] + y[i] + c) * C::m0();
+            ap_rows(x, y, i, p, m);
+            c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
+        }
+        uint32_t r[N];
+        uint32_t top = ap_fold(r, x, y, c);
+        PTX_ADD_CC(r[0], r[0], t_hi[0]);
 #pragma unroll
         for (int j = 1; j < N; j++)
-            PTX_ADDC_CC(r[j], x[N + j], y[N + j]);
-        PTX_ADDC(top, x[2 * N], y[2 * N]);
-        PTX_ADD_CC(r[0], r[0], c);
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            PTX_ADDC_CC(r[j], r[j], 0u);
+            PTX_ADDC_CC(r[j], r[j], t_hi[j]);
         PTX_ADDC(top, top, 0u);
         return reduce_once(r, top);
+    }
+
+    /* a^2 with the cross products a_i a_j (i < j) once, in mul_ap's parity rows: N(N-1)/2 wide
+     * products, doubled (funnel shifts), plus the N squares a_i^2 (all at even limbs, one
+     * chain), then mul_ap's reduction rows: 3N^2/2 + 3N/2 products against mul_ap's 2N^2 + N */
+    static FF_INLINE fp_t sqr_ap(const fp_t &a)
+    {
+        uint32_t x[2 * N + 1], y[2 * N + 1], t[2 * N];
+#pragma unroll
+        for (int j = 0; j <= 2 * N; j++)
+            x[j] = y[j] = 0;
+        /* row i: a_i a_j at limb i + j, into x when i + j is even (j = i + 2, i + 4, ..) */
+#pragma unroll
+        for (int i = 0; i < N - 1; i++) {
+            ap_chain(x, i, a.v, i + 2, N, a.v[i]);
+            ap_chain(y, i, a.v, i + 1, N, a.v[i]);
+        }
+        /* t = 2 (x + y) + the squares (the cross sum is < 2^(64N-1)) */
+        PTX_ADD_CC(t[0], x[0], y[0]);
+#pragma unroll
+        for (int j = 1; j < 2 * N - 1; j++)
+            PTX_ADDC_CC(t[j], x[j], y[j]);
+        PTX_ADDC(t[2 * N - 1], x[2 * N - 1], y[2 * N - 1]);
+#pragma unroll
+        for (int j = 2 * N - 1; j > 0; j--)
+            t[j] = __funnelshift_l(t[j - 1], t[j], 1);
+        t[0] <<= 1;
+        PTX_MADLO_CC(t[0], a.v[0], a.v[0], t[0]);
+        PTX_MADCHI_CC(t[1], a.v[0], a.v[0], t[1]);
+#pragma unroll
+        for (int i = 1; i < N - 1; i++) {
+            PTX_MADCLO_CC(t[2 * i], a.v[i], a.v[i], t[2 * i]);
+            PTX_MADCHI_CC(t[2 * i + 1], a.v[i], a.v[i], t[2 * i + 1]);
+        }
+        PTX_MADCLO_CC(t[2 * N - 2], a.v[N - 1], a.v[N - 1], t[2 * N - 2]);
+        PTX_MADCHI(t[2 * N - 1], a.v[N - 1], a.v[N - 1], t[2 * N - 1]);
+#pragma unroll
+        for (int j = 0; j <= 2 * N; j++)
+            x[j] = j < N ? t[j] : 0, y[j] = 0;
+        return ap_redc(x, y, t + N);
     }
 
     /* ---- products by a constant with a precomputed quotient (Shoup), for the NTT's twiddles.
@@ -628,6 +711,9 @@ struct fp_t {
 
     FF_INLINE fp_t sqr() const
     {
+#if FF_SQR_AP
+        return sqr_ap(*this);
+#endif
         /* where operator* takes mul_eo, so does the square: its IMAD.WIDE pairs beat the
            chains below even with half the cross products (H200, 8 limbs: 45.3 Gmul/s for these
            chains, 50.8 for mul_eo; BN254 G1 2^24 level 0 56.3 -> 54.7 ms). For 12 limbs the
