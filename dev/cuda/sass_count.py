@@ -6,14 +6,15 @@ and decodes from each 128-bit instruction only what the counts need: the opcode 
 the operand form (bits 9-11), the .X flag of IADD3 and IMAD (bit 74), and src0 (bits 24-31), an
 IMAD whose src0 is RZ being a move (IMAD.MOV). Per kernel it prints:
   instr  instructions, without the trailing NOP padding
-  imad   IMAD-pipe units: IMAD.WIDE (64-bit result) 2, every other IMAD form 1 (IMAD.MOV too)
+  imad   IMAD-pipe units: IMAD.WIDE and IMAD.HI (the full 64-bit product) 2, every other IMAD
+         form 1 (IMAD.MOV and IMAD.X too)
   mov    register moves: MOV and IMAD.MOV
 and the same for each out-of-line function inside the kernel (a region that ends in RET).
 
 The unit model: on the H200 the Montgomery products run on the IMAD pipe (Nsight: the math
-pipe throttle is the top stall), at half the rate of issue, an IMAD.WIDE taking the pipe twice.
-Units per product predict the measured rates of dev/cuda/shoup_probe: mul_eo 299.5 units a
-product and 51.6 G/s, mul_shoup 257.5 units and 59.6 G/s (predicted 60.0).
+pipe throttle is the top stall), at half the rate of issue, an IMAD.WIDE or IMAD.HI taking the
+pipe twice. Four measured products (8-limb mul_eo and mul_shoup, 12-limb mul_eo and mul_sos) run
+at 90-93 % of twice their units in cycles (dev/cuda/NOTES.md, study 14).
 
   sass_count.py A.cubin [PATTERN ...]           counts of the kernels whose names contain a PATTERN
   sass_count.py A.cubin B.cubin [PATTERN ...]   the same, A -> B (the same kernels built two ways)
@@ -69,7 +70,7 @@ def decode(code):
 
 def stats(names):
     c = collections.Counter(names)
-    imad = sum(v * (2 if "WIDE" in k else 1) for k, v in c.items() if k.startswith("IMAD"))
+    imad = sum(v * (2 if "WIDE" in k or "HI" in k else 1) for k, v in c.items() if k.startswith("IMAD"))
     return len(names), imad, c["MOV"] + c["IMAD.MOV"]
 
 

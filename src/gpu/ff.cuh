@@ -310,23 +310,29 @@ struct fp_t {
         }
         PTX_ADDC(arr[base + j], arr[base + j], 0u);
     }
-    /* arr += u * s_(KS + 2t) at limbs i + KS + 2t, t < N/2; the carry into limb i + KS + N */
-    template <int KS>
-    static FF_INLINE void ap_row(uint32_t *arr, int i, const uint32_t *s, uint32_t u)
-    {
-        ap_chain(arr, i, s, KS, N, u);
-    }
     /* row i of s = a (u = b_i) or s = P (u = m_i): the products at even limbs into x, at odd
-     * limbs into y */
+     * limbs into y; each array's chain carries into limb i + N or i + N + 1. (Adding BLS12-381
+     * Fr's limbs 1 and 2^32 - 1 instead of multiplying them saved their IMAD.HI but cost more
+     * in register moves: 538 -> 549 units for two products.) */
     static FF_INLINE void ap_rows(uint32_t *x, uint32_t *y, int i, const uint32_t *s, uint32_t u)
     {
-        if (i & 1) {
-            ap_row<1>(x, i, s, u);
-            ap_row<0>(y, i, s, u);
-        } else {
-            ap_row<0>(x, i, s, u);
-            ap_row<1>(y, i, s, u);
-        }
+        ap_chain(x, i, s, i & 1, N, u);
+        ap_chain(y, i, s, 1 - (i & 1), N, u);
+    }
+
+    /* the reduction row's multiplier m = t m0 (t: limb i of the running sum). For BLS12-381 Fr
+     * m0 is 2^32 - 1, and ptxas, which knows it, turns m P_k into -(t P_k) and splits every
+     * product of the row into IMAD.X and IMAD.HI.X (3 units instead of an IMAD.WIDE's 2, study
+     * 14); an identity permute it does not look through keeps m a plain value. */
+    static FF_INLINE uint32_t ap_m(uint32_t t)
+    {
+        uint32_t m = t * C::m0(), r;
+#ifdef FF_HOST_EMU
+        r = m;
+#else
+        asm volatile("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(r) : "r"(m));
+#endif
+        return r;
     }
 
     /* r = limbs N .. 2N-1 of x + y + c 2^(32N) (c: the carry into limb N); returns the top limb */
@@ -361,8 +367,7 @@ struct fp_t {
 #pragma unroll
         for (int i = 0; i < N; i++) {
             ap_rows(x, y, i, a.v, b.v[i]);
-            uint32_t m = (x[i] + y[i] + c) * C::m0();
-            ap_rows(x, y, i, p, m);
+            ap_rows(x, y, i, p, ap_m(x[i] + y[i] + c));
             c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
         }
         /* (x + y) / 2^(32N) + c < 2P: N limbs and a top bit */
@@ -381,8 +386,7 @@ struct fp_t {
             p[j] = C::p(j);
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            uint32_t m = (x[i] + y[i] + c) * C::m0();
-            ap_rows(x, y, i, p, m);
+            ap_rows(x, y, i, p, ap_m(x[i] + y[i] + c));
             c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
         }
         uint32_t r[N];
