@@ -28,6 +28,21 @@
 #define EC_MUL_CALL2 EC_MUL_CALL
 #endif
 #define EC_MUL_CALL_OF(F) (sizeof(F) <= 48 ? EC_MUL_CALL : EC_MUL_CALL2)
+#ifndef EC_ARG_PRMT
+#define EC_ARG_PRMT 0
+#endif
+/* an out-of-line product's argument, with EC_ARG_PRMT copied through the ALU pipe
+   (ff_alu_copy) into the registers of the call, where ptxas would move it with IMAD.MOVs on
+   the IMAD pipe the products need (NOTES study 14) */
+template <class F>
+FF_INLINE F ec_arg(const F &a)
+{
+#if EC_ARG_PRMT
+    return ff_alu_copy(a);
+#else
+    return a;
+#endif
+}
 /* the out-of-line product: mul_eo where F has it (fp_t), else F's own */
 template <class F>
 FF_INLINE auto ec_prod(const F &a, const F &b, int) -> decltype(F::mul_eo(a, b))
@@ -56,9 +71,9 @@ template <class F>
 FF_INLINE auto ec_sqr_of(const F &a, int) -> decltype(F::mul_eo(a, a))
 {
 #if FF_SQR_AP
-    return ec_sqr_call<F>(a);
+    return ec_sqr_call<F>(ec_arg(a));
 #else
-    return ec_mul_call<F>(a, a);
+    return ec_mul_call<F>(ec_arg(a), ec_arg(a));
 #endif
 }
 template <class F>
@@ -77,7 +92,7 @@ struct ec_called_product {
     template <class B>
     FF_INLINE B operator()(const B &x, const B &y) const
     {
-        return ec_mul_call<B>(x, y);
+        return ec_mul_call<B>(ec_arg(x), ec_arg(y));
     }
 };
 template <class F>
@@ -86,7 +101,7 @@ FF_INLINE F ec_mul(const F &a, const F &b)
     if constexpr (EC_MUL_CALL_OF(F) == 2 && ec_is_fp2<F>::value)
         return F::mul_by(a, b, ec_called_product{});
     else if constexpr (EC_MUL_CALL_OF(F) != 0)
-        return ec_mul_call<F>(a, b);
+        return ec_mul_call<F>(ec_arg(a), ec_arg(b));
     else
         return a * b;
 }

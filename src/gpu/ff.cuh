@@ -52,6 +52,25 @@
 #define PTX_MADCHI(d, a, b, c) asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(d) : "r"(a), "r"(b), "r"(c))
 #endif
 
+/* a copy of any value of 32-bit words (an element, a pair of them) made by identity permutes,
+   which run on the ALU pipe and which ptxas does not look through: where it would otherwise
+   copy registers with IMAD.MOV, which takes the IMAD pipe (NOTES study 14) */
+template <class T>
+FF_INLINE T ff_alu_copy(const T &a)
+{
+#ifdef FF_HOST_EMU
+    return a;
+#else
+    T r;
+    const uint32_t *s = (const uint32_t *)&a;
+    uint32_t *d = (uint32_t *)&r;
+#pragma unroll
+    for (int i = 0; i < (int)(sizeof(T) / 4); i++)
+        asm volatile("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(d[i]) : "r"(s[i]));
+    return r;
+#endif
+}
+
 /* A field's constants as a type (a type, not pointer template arguments, so the host
  * stubs of kernels templated on a field stay plain): N limbs, P modulus, M0 = -P^-1 mod
  * 2^32, RR = R^2 mod P, ONE = R mod P, all __constant__ arrays. */
@@ -326,13 +345,7 @@ struct fp_t {
      * 14); an identity permute it does not look through keeps m a plain value. */
     static FF_INLINE uint32_t ap_m(uint32_t t)
     {
-        uint32_t m = t * C::m0(), r;
-#ifdef FF_HOST_EMU
-        r = m;
-#else
-        asm volatile("prmt.b32 %0, %1, 0, 0x3210;" : "=r"(r) : "r"(m));
-#endif
-        return r;
+        return ff_alu_copy(t * C::m0());
     }
 
     /* r = limbs N .. 2N-1 of x + y + c 2^(32N) (c: the carry into limb N); returns the top limb */
