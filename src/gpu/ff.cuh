@@ -264,21 +264,28 @@ struct fp_t {
         c = (uint32_t)(((uint64_t)e[i] + below + c) >> 32);
     }
 
-    /* r = limbs N .. 2N-1 of E + O + c (c: the carry into limb N); returns the top limb */
-    static FF_INLINE uint32_t eo_fold(uint32_t *r, const uint32_t *e, const uint32_t *o, uint32_t c)
+    /* r = limbs N .. 2N-1 of e + o + c 2^(32N) (c: the carry into limb N), where limb j of o is
+     * o[j - OFF] (mul_eo's O: OFF 1; mul_ap's Y: 0, and e then has a limb 2N); returns the top
+     * limb */
+    template <int OFF>
+    static FF_INLINE uint32_t fold_rows(uint32_t *r, const uint32_t *e, const uint32_t *o, uint32_t c)
     {
         uint32_t top;
-        PTX_ADD_CC(r[0], e[N], o[N - 1]);
+        PTX_ADD_CC(r[0], e[N], o[N - OFF]);
 #pragma unroll
         for (int j = 1; j < N; j++)
-            PTX_ADDC_CC(r[j], e[N + j], o[N + j - 1]);
-        PTX_ADDC(top, o[2 * N - 1], 0u);
+            PTX_ADDC_CC(r[j], e[N + j], o[N + j - OFF]);
+        PTX_ADDC(top, OFF ? 0u : e[2 * N], o[2 * N - OFF]);
         PTX_ADD_CC(r[0], r[0], c);
 #pragma unroll
         for (int j = 1; j < N; j++)
             PTX_ADDC_CC(r[j], r[j], 0u);
         PTX_ADDC(top, top, 0u);
         return top;
+    }
+    static FF_INLINE uint32_t eo_fold(uint32_t *r, const uint32_t *e, const uint32_t *o, uint32_t c)
+    {
+        return fold_rows<1>(r, e, o, c);
     }
 
     /* CIOS by even and odd limbs: product row i, then reduction row i. ~40% more products
@@ -348,23 +355,6 @@ struct fp_t {
         return ff_alu_copy(t * C::m0());
     }
 
-    /* r = limbs N .. 2N-1 of x + y + c 2^(32N) (c: the carry into limb N); returns the top limb */
-    static FF_INLINE uint32_t ap_fold(uint32_t *r, const uint32_t *x, const uint32_t *y, uint32_t c)
-    {
-        uint32_t top;
-        PTX_ADD_CC(r[0], x[N], y[N]);
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            PTX_ADDC_CC(r[j], x[N + j], y[N + j]);
-        PTX_ADDC(top, x[2 * N], y[2 * N]);
-        PTX_ADD_CC(r[0], r[0], c);
-#pragma unroll
-        for (int j = 1; j < N; j++)
-            PTX_ADDC_CC(r[j], r[j], 0u);
-        PTX_ADDC(top, top, 0u);
-        return top;
-    }
-
     /* CIOS by limb parity: product row i, then reduction row i, as mul_eo (the same 2N^2 + N
      * products), with limb i of the running sum x_i + y_i + c (c: the carry out of limb i - 1,
      * whose value is then 0 mod 2^32) */
@@ -385,7 +375,7 @@ struct fp_t {
         }
         /* (x + y) / 2^(32N) + c < 2P: N limbs and a top bit */
         uint32_t r[N];
-        uint32_t top = ap_fold(r, x, y, c);
+        uint32_t top = fold_rows<0>(r, x, y, c);
         return reduce_once(r, top);
     }
 
@@ -403,7 +393,7 @@ struct fp_t {
             c = (uint32_t)(((uint64_t)x[i] + y[i] + c) >> 32);
         }
         uint32_t r[N];
-        uint32_t top = ap_fold(r, x, y, c);
+        uint32_t top = fold_rows<0>(r, x, y, c);
         PTX_ADD_CC(r[0], r[0], t_hi[0]);
 #pragma unroll
         for (int j = 1; j < N; j++)
