@@ -10,7 +10,8 @@ cd "$repo"
 flags=${EXTRA_NVFLAGS:-}
 snap=${SNAP_DIR:-/tmp/cuzk-snap$(printf %s "$flags" | tr -c 'A-Za-z0-9_=' '_')}
 mkdir -p .snap/obj
-git archive HEAD >.snap/tree.tar
+commit=$(git rev-parse --short HEAD) # the tree archived now, whatever HEAD is at the end
+git archive "$commit" >.snap/tree.tar
 if [ "${1:-}" != --no-build ]; then
     mkdir -p "$snap" && tar -xf .snap/tree.tar -C "$snap" # make rebuilds what changed
     export TMPDIR=$snap/tmp && mkdir -p "$TMPDIR"             # nvcc's temporaries, private
@@ -20,6 +21,6 @@ if [ "${1:-}" != --no-build ]; then
     cp "$snap"/build-cuda/obj/src/gpu/*.o .snap/obj/
     cp "$snap"/dev/cuda/lab_bn254 "$snap"/dev/cuda/lab_bls12_381 .snap/
 fi
-git rev-parse --short HEAD >.snap/commit
+echo "$commit" >.snap/commit
 printf '%s\n' "$flags" >.snap/flags
 du -sh .snap
