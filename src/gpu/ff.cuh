@@ -295,7 +295,7 @@ struct fp_t {
     {
 #if FF_MUL_AP
         return mul_ap(a, b);
-#endif
+#else
         uint32_t e[2 * N], o[2 * N], c = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -309,6 +309,7 @@ struct fp_t {
         uint32_t r[N];
         uint32_t top = eo_fold(r, e, o, c);
         return reduce_once(r, top);
+#endif
     }
 
     /* ---- rows by the parity of the limb position (mul_ap). An IMAD.WIDE.U32 reads its addend
