@@ -220,6 +220,36 @@ static void shoup_test(const char *name, const uint32_t *p32)
         F h = F::mul_high(x, y);
         bad += memcmp(h.v, full + 8, 32) != 0;
     }
+    /* both row forms of the halves against the schoolbook product: mul_low (mul_eo's rows) and
+     * mul_low_ap, mul_high_part and mul_high_part_ap (the same columns: the same quotient and
+     * limb N - 1, the quotient exact when that limb is at most 2^32 - 1 - N) */
+    int bad_lo = 0, bad_hi = 0;
+    for (int it = 0; it < 20000; it++) {
+        uint32_t x[8], y[8], full[16] = {0}, lo_eo[8], lo_ap[8], q_eo[8], q_ap[8];
+        for (int i = 0; i < 8; i++) {
+            uint32_t r1 = (uint32_t)rnd(), r2 = (uint32_t)rnd();
+            x[i] = it % 4 == 1 ? 0xffffffffu - (r1 & 1) : r1;
+            y[i] = it % 4 >= 2 ? 0xffffffffu - (r2 % 3) : r2;
+        }
+        for (int i = 0; i < 8; i++) {
+            uint64_t c = 0;
+            for (int j = 0; j < 8; j++) {
+                c += (uint64_t)x[i] * y[j] + full[i + j];
+                full[i + j] = (uint32_t)c;
+                c >>= 32;
+            }
+            full[i + 8] = (uint32_t)c;
+        }
+        F::mul_low(lo_eo, x, y);
+        F::mul_low_ap(lo_ap, x, y);
+        bad_lo += (memcmp(lo_eo, full, 32) != 0) + (memcmp(lo_ap, full, 32) != 0);
+        uint32_t top_eo = F::mul_high_part(q_eo, x, y), top_ap = F::mul_high_part_ap(q_ap, x, y);
+        bad_hi += top_eo != top_ap || memcmp(q_eo, q_ap, 32) != 0 ||
+                  (top_ap <= 0xffffffffu - 8 && memcmp(q_ap, full + 8, 32) != 0);
+    }
+    printf("%-16s mul_low, mul_low_ap x 20000: %s (%d bad); mul_high_part, its _ap form: %s (%d bad)\n", name,
+           bad_lo ? "FAIL" : "ok", bad_lo, bad_hi ? "FAIL" : "ok", bad_hi);
+    fails += bad_lo != 0 || bad_hi != 0;
     printf("%-16s mul_shoup x 20000 (3 paths), quotients, high halves: %s (%d bad)\n", name, bad ? "FAIL" : "ok", bad);
     fails += bad != 0;
 }

@@ -475,10 +475,47 @@ struct fp_t {
         }
     }
 
+    /* arr += u * s_j at limbs base + j for j = j0, j0 + 2, .. (mul_ap's pairs), cut at limb
+     * N - 1: a pair whose high half would land at limb N lends only its low half, and the carry
+     * out of limb N - 1 is dropped */
+    static FF_INLINE void ap_chain_low(uint32_t *arr, int base, const uint32_t *s, int j0, uint32_t u)
+    {
+#pragma unroll
+        for (int j = j0; base + j <= N - 1; j += 2) {
+            const bool pair = base + j + 1 <= N - 1, last = base + j + 2 > N - 1;
+            mac_step<false>(arr[base + j], s[j], u, j == j0, last && !pair);
+            if (pair)
+                mac_step<true>(arr[base + j + 1], s[j], u, false, last);
+        }
+    }
+
+    /* r = a b mod 2^(32N), by mul_ap's parity rows cut at limb N - 1 */
+    static FF_INLINE void mul_low_ap(uint32_t *r, const uint32_t *a, const uint32_t *b)
+    {
+        uint32_t x[N], y[N];
+#pragma unroll
+        for (int j = 0; j < N; j++)
+            x[j] = y[j] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            ap_chain_low(x, i, a, i & 1, b[i]);
+            ap_chain_low(y, i, a, 1 - (i & 1), b[i]);
+        }
+        PTX_ADD_CC(r[0], x[0], y[0]);
+#pragma unroll
+        for (int j = 1; j < N - 1; j++)
+            PTX_ADDC_CC(r[j], x[j], y[j]);
+        PTX_ADDC(r[N - 1], x[N - 1], y[N - 1]);
+    }
+
     /* r = a b mod 2^(32N), by mul_eo's even and odd rows cut at limb N - 1 (every loop below
-     * unrolls completely, so the accumulators stay in registers) */
+     * unrolls completely, so the accumulators stay in registers); with FF_MUL_AP mul_low_ap */
     static FF_INLINE void mul_low(uint32_t *r, const uint32_t *a, const uint32_t *b)
     {
+#if FF_MUL_AP
+        mul_low_ap(r, a, b);
+        return;
+#endif
         uint32_t e[N], o[N]; /* e[j]: limb j; o[j]: limb j + 1 */
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -511,11 +548,40 @@ struct fp_t {
     /* the first even k >= lo (lo may be negative) */
     static constexpr __host__ __device__ int even_from(int lo) { return lo <= 0 ? 0 : (lo + 1) & ~1; }
 
+    /* mul_high_part by mul_ap's parity rows: the same products (those at limbs >= N - 2), so
+     * the same S, q and limb N - 1 */
+    static FF_INLINE uint32_t mul_high_part_ap(uint32_t *q, const uint32_t *a, const uint32_t *b)
+    {
+        uint32_t x[2 * N + 1], y[2 * N + 1];
+#pragma unroll
+        for (int j = 0; j <= 2 * N; j++)
+            x[j] = y[j] = 0;
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const int k0 = N - 2 - i > 0 ? N - 2 - i : 0; /* the first column kept */
+            const int kx = k0 + ((i + k0) & 1), ky = k0 + ((i + k0 + 1) & 1);
+            ap_chain(x, i, a, kx, N, b[i]);
+            ap_chain(y, i, a, ky, N, b[i]);
+        }
+        uint32_t s_lo, s_top;
+        PTX_ADD_CC(s_lo, x[N - 2], y[N - 2]);
+        PTX_ADDC_CC(s_top, x[N - 1], y[N - 1]);
+#pragma unroll
+        for (int j = 0; j < N - 1; j++)
+            PTX_ADDC_CC(q[j], x[N + j], y[N + j]);
+        PTX_ADDC(q[N - 1], x[2 * N - 1], y[2 * N - 1]);
+        (void)s_lo;
+        return s_top;
+    }
+
     /* q = floor(S / 2^(32N)) for S = the sum of the limb products a_k b_i of column i + k >= N - 2
      * (the rest of a b is below (N - 1) 2^(32(N-1))); returns limb N - 1 of S. When that limb
      * is at most 2^32 - 1 - N, q = floor(a b / 2^(32N)) exactly. */
     static FF_INLINE uint32_t mul_high_part(uint32_t *q, const uint32_t *a, const uint32_t *b)
     {
+#if FF_MUL_AP
+        return mul_high_part_ap(q, a, b);
+#endif
         uint32_t e[2 * N], o[2 * N]; /* e[j]: limb j; o[j]: limb j + 1 */
 #pragma unroll
         for (int j = 0; j < 2 * N; j++)
