@@ -2,7 +2,7 @@
 # snap.sh - prepares .snap/ (gitignored) for dev/cuda/snap_run.sh: a tarball of HEAD, and
 # the CUDA objects and kernel labs compiled from exactly that tree (in /tmp/cuzk-snap), so
 # the GPU machine compiles only C.   dev/cuda/snap.sh [--no-build]
-# EXTRA_NVFLAGS (e.g. -DFF_MUL_AP=1) go into every CUDA build and are recorded in .snap/flags;
+# EXTRA_NVFLAGS (e.g. -DFF_MUL_AP=0) go into every CUDA build and are recorded in .snap/flags;
 # each set of flags builds in its own directory (make does not rebuild on changed flags).
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -29,7 +29,7 @@
 #endif
 #define EC_MUL_CALL_OF(F) (sizeof(F) <= 48 ? EC_MUL_CALL : EC_MUL_CALL2)
 #ifndef EC_ARG_PRMT
-#define EC_ARG_PRMT 0
+#define EC_ARG_PRMT 1
 #endif
 /* an out-of-line product's argument, with EC_ARG_PRMT copied through the ALU pipe
    (ff_alu_copy) into the registers of the call, where ptxas would move it with IMAD.MOVs on

@@ -80,9 +80,9 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 }
 
 #ifndef NTT_SHOUP
-#define NTT_SHOUP 0 /* twiddle products by fp_t::mul_shoup (standard-form twiddles and their quotients):
-                          2^24 BN254 4.72 against 4.92 ms, BLS12-381 no faster, for twice the
-                          twiddle memory (NOTES study 12) */
+#define NTT_SHOUP 1 /* twiddle products by fp_t::mul_shoup (standard-form twiddles and their quotients),
+                          for twice the twiddle memory: with FF_MUL_AP 2^24 4.12 ms both curves
+                          (NOTES studies 12, 15) */
 #endif
 
 #ifndef NTT_TW_COMPACT
