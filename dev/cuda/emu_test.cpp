@@ -107,7 +107,7 @@ static void field_test(const char *name, const uint32_t *p32)
             z = F::mul_lazy(x, y);
             bad += memcmp(&z, r, sizeof r) != 0;
         } else { /* both 2N^2 + N forms, whichever operator* takes */
-            z = F::mul_eo(x, y);
+            z = F::mul_eo_rows(x, y);
             bad += memcmp(&z, r, sizeof r) != 0;
             z = F::mul_ap(x, y);
             bad += memcmp(&z, r, sizeof r) != 0;
@@ -220,8 +220,8 @@ static void shoup_test(const char *name, const uint32_t *p32)
         F h = F::mul_high(x, y);
         bad += memcmp(h.v, full + 8, 32) != 0;
     }
-    /* both row forms of the halves against the schoolbook product: mul_low (mul_eo's rows) and
-     * mul_low_ap, mul_high_part and mul_high_part_ap (the same columns: the same quotient and
+    /* both row forms of the halves against the schoolbook product: mul_low_eo and
+     * mul_low_ap, mul_high_part_eo and mul_high_part_ap (the same columns: the same quotient and
      * limb N - 1, the quotient exact when that limb is at most 2^32 - 1 - N) */
     int bad_lo = 0, bad_hi = 0;
     for (int it = 0; it < 20000; it++) {
@@ -240,10 +240,10 @@ static void shoup_test(const char *name, const uint32_t *p32)
             }
             full[i + 8] = (uint32_t)c;
         }
-        F::mul_low(lo_eo, x, y);
+        F::mul_low_eo(lo_eo, x, y);
         F::mul_low_ap(lo_ap, x, y);
         bad_lo += (memcmp(lo_eo, full, 32) != 0) + (memcmp(lo_ap, full, 32) != 0);
-        uint32_t top_eo = F::mul_high_part(q_eo, x, y), top_ap = F::mul_high_part_ap(q_ap, x, y);
+        uint32_t top_eo = F::mul_high_part_eo(q_eo, x, y), top_ap = F::mul_high_part_ap(q_ap, x, y);
         bad_hi += top_eo != top_ap || memcmp(q_eo, q_ap, 32) != 0 ||
                   (top_ap <= 0xffffffffu - 8 && memcmp(q_ap, full + 8, 32) != 0);
     }

@@ -297,6 +297,12 @@ struct fp_t {
 #if FF_MUL_AP
         return mul_ap(a, b);
 #else
+        return mul_eo_rows(a, b);
+#endif
+    }
+    /* mul_eo's own rows, whatever FF_MUL_AP (emu_test checks both forms) */
+    static FF_INLINE fp_t mul_eo_rows(const fp_t &a, const fp_t &b)
+    {
         uint32_t e[2 * N], o[2 * N], c = 0;
 #pragma unroll
         for (int i = 0; i < N; i++) {
@@ -310,7 +316,6 @@ struct fp_t {
         uint32_t r[N];
         uint32_t top = eo_fold(r, e, o, c);
         return reduce_once(r, top);
-#endif
     }
 
     /* ---- rows by the parity of the limb position (mul_ap). An IMAD.WIDE.U32 reads its addend
@@ -510,13 +515,9 @@ struct fp_t {
     }
 
     /* r = a b mod 2^(32N), by mul_eo's even and odd rows cut at limb N - 1 (every loop below
-     * unrolls completely, so the accumulators stay in registers); with FF_MUL_AP mul_low_ap */
-    static FF_INLINE void mul_low(uint32_t *r, const uint32_t *a, const uint32_t *b)
+     * unrolls completely, so the accumulators stay in registers) */
+    static FF_INLINE void mul_low_eo(uint32_t *r, const uint32_t *a, const uint32_t *b)
     {
-#if FF_MUL_AP
-        mul_low_ap(r, a, b);
-        return;
-#endif
         uint32_t e[N], o[N]; /* e[j]: limb j; o[j]: limb j + 1 */
 #pragma unroll
         for (int j = 0; j < N; j++)
@@ -578,11 +579,8 @@ struct fp_t {
     /* q = floor(S / 2^(32N)) for S = the sum of the limb products a_k b_i of column i + k >= N - 2
      * (the rest of a b is below (N - 1) 2^(32(N-1))); returns limb N - 1 of S. When that limb
      * is at most 2^32 - 1 - N, q = floor(a b / 2^(32N)) exactly. */
-    static FF_INLINE uint32_t mul_high_part(uint32_t *q, const uint32_t *a, const uint32_t *b)
+    static FF_INLINE uint32_t mul_high_part_eo(uint32_t *q, const uint32_t *a, const uint32_t *b)
     {
-#if FF_MUL_AP
-        return mul_high_part_ap(q, a, b);
-#endif
         uint32_t e[2 * N], o[2 * N]; /* e[j]: limb j; o[j]: limb j + 1 */
 #pragma unroll
         for (int j = 0; j < 2 * N; j++)
@@ -616,6 +614,24 @@ struct fp_t {
         PTX_ADDC(q[N - 1], e[2 * N - 1], o[2 * N - 2]);
         (void)s_lo;
         return s_top;
+    }
+
+    /* mul_shoup's halves in mul_ap's rows with FF_MUL_AP, else in mul_eo's */
+    static FF_INLINE void mul_low(uint32_t *r, const uint32_t *a, const uint32_t *b)
+    {
+#if FF_MUL_AP
+        mul_low_ap(r, a, b);
+#else
+        mul_low_eo(r, a, b);
+#endif
+    }
+    static FF_INLINE uint32_t mul_high_part(uint32_t *q, const uint32_t *a, const uint32_t *b)
+    {
+#if FF_MUL_AP
+        return mul_high_part_ap(q, a, b);
+#else
+        return mul_high_part_eo(q, a, b);
+#endif
     }
 
     /* floor(a b / 2^(32N)) exactly (mul_shoup's rare case), out of line */
