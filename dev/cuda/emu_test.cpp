@@ -138,6 +138,26 @@ static void field_test(const char *name, const uint32_t *p32)
     fails += bad != 0;
 }
 
+/* a += P (a below P, so the sum is below 2P < 2^256) */
+static void add_p(const rfield<4> &f, uint64_t *a)
+{
+    unsigned __int128 c = 0;
+    for (int i = 0; i < 4; i++) {
+        c += (unsigned __int128)a[i] + f.p[i];
+        a[i] = (uint64_t)c;
+        c >>= 64;
+    }
+}
+/* whether z is below 2P and equal to r (below P) once reduced */
+static bool below_2p(const rfield<4> &f, const uint64_t *z, const uint64_t *r)
+{
+    uint64_t t[4];
+    memcpy(t, z, sizeof t);
+    if (f.geq(t))
+        f.sub_p(t);
+    return !f.geq(t) && memcmp(t, r, sizeof t) == 0;
+}
+
 /* fp_t::mul_shoup (the NTT's twiddle product) against the reference: a w mod P for a below
  * 2^256 (not only below P) and w below P, with w's quotient from shoup_quotient checked by
  * 0 <= w 2^256 - wq P < P; the quotient's rare exact path run on every product (FAST_MAX 0)
@@ -147,7 +167,7 @@ static void shoup_test(const char *name, const uint32_t *p32)
 {
     rfield<4> f;
     f.init(p32);
-    int bad = 0;
+    int bad = 0, bad_lazy = 0;
     for (int it = 0; it < 20000; it++) {
         uint64_t a[4], w[4], ar[4], wm[4], r[4];
         rand_below<4>(w, f.p);
@@ -199,7 +219,42 @@ static void shoup_test(const char *name, const uint32_t *p32)
         bad += memcmp(&z, r, 32) != 0;
         z = F::template mul_shoup<0x80000000u>(x, y, q);
         bad += memcmp(&z, r, 32) != 0;
+        /* unreduced: below 2P and a w mod P once reduced */
+        z = F::mul_shoup_lazy(x, y, q);
+        bad_lazy += !below_2p(f, (const uint64_t *)&z, r);
     }
+    /* the sums and differences mod 2P of values in [0, 2P) (the NTT's butterflies with NTT_LAZY),
+       the extremes 0 and 2P - 1 among them */
+    for (int it = 0; it < 20000; it++) {
+        uint64_t a[4], b[4], ar[4], br[4], r[4];
+        rand_below<4>(a, f.p);
+        rand_below<4>(b, f.p);
+        memcpy(ar, a, sizeof a);
+        memcpy(br, b, sizeof b);
+        if (it & 1)
+            add_p(f, a);
+        if (it & 2)
+            add_p(f, b);
+        if (it < 16) { /* 0 or 2P - 1 for each */
+            memset(a, 0, sizeof a), memset(ar, 0, sizeof ar), memset(b, 0, sizeof b), memset(br, 0, sizeof br);
+            if (it & 4)
+                memcpy(a, f.p, sizeof a), add_p(f, a), a[0] -= 1, memcpy(ar, f.p, sizeof ar), ar[0] -= 1;
+            if (it & 8)
+                memcpy(b, f.p, sizeof b), add_p(f, b), b[0] -= 1, memcpy(br, f.p, sizeof br), br[0] -= 1;
+        }
+        F x, y, z;
+        memcpy(&x, a, 32);
+        memcpy(&y, b, 32);
+        z = F::template add_m<2>(x, y);
+        f.add(r, ar, br);
+        bad_lazy += !below_2p(f, (const uint64_t *)&z, r);
+        z = F::template sub_m<2>(x, y);
+        f.sub(r, ar, br);
+        bad_lazy += !below_2p(f, (const uint64_t *)&z, r);
+    }
+    printf("%-16s mul_shoup_lazy x 20000, sums and differences mod 2P x 20000: %s (%d bad)\n", name,
+           bad_lazy ? "FAIL" : "ok", bad_lazy);
+    fails += bad_lazy != 0;
     /* the high half where the columns mul_high_part leaves out carry into it: limbs near 2^32 */
     for (int it = 0; it < 2000; it++) {
         F x, y;
@@ -779,7 +834,7 @@ static void f52_tests()
 }
 
 /* no argument: everything; "msm": the point and MSM tests only (what MSM_LAZY_BASE changes);
-   "ff": the field tests only; "f52": the FP64 product only */
+   "ff": the field tests only; "f52": the FP64 product only; "ntt": the transforms only */
 int main(int argc, char **argv)
 {
     const char *only = argc > 1 ? argv[1] : "";
@@ -789,6 +844,13 @@ int main(int argc, char **argv)
             field_tests();
         else
             f52_tests();
+        printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
+        return fails != 0;
+    }
+    if (!strcmp(only, "ntt")) { /* the transforms alone */
+        ntt_warp_sync_test();
+        ntt_test<fp_t<bn_fr>>("BN254 Fr", BN254_FR_P, BN254_FR_ROOTS, 20);
+        ntt_test<fp_t<bls_fr>>("BLS12-381 Fr", BLS12_381_FR_P, BLS12_381_FR_ROOTS, 17);
         printf("%s\n", fails ? "EMU FAILED" : "EMU OK");
         return fails != 0;
     }

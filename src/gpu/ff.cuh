@@ -3,7 +3,9 @@
  * DESIGN. An element is N little-endian 32-bit limbs in Montgomery form with R = 2^(32N),
  * which is the host's R = 2^(64*LIMBS): a zkey coordinate or a host fr_t can be
  * reinterpreted as an fp_t without conversion. Every operation returns a fully reduced
- * value in [0, p), so device results compare byte for byte with the CPU's.
+ * value in [0, p), so device results compare byte for byte with the CPU's; the exceptions say
+ * so in their names (mul_shoup_lazy, add_m and sub_m with M = 2: values below 2p, for the
+ * NTT's butterflies).
  *
  * Multiplication has two forms (see mul_eo, mul_sos; operator* picks by limb count). mul_sos
  * is a schoolbook product into 2N limbs followed by a separate Montgomery
@@ -127,23 +129,35 @@ struct fp_t {
     }
     FF_INLINE bool operator!=(const fp_t &b) const { return !(*this == b); }
 
-    /* t (N limbs) + top*2^(32N), known < 2P: subtract P once if the value is >= P */
+    /* limb i of M P, M = 1 or 2 (2P < 2^(32N): the top limb of P is below 2^31 for every
+       modulus here) */
+    template <int M>
+    static FF_INLINE uint32_t pm(int i)
+    {
+        return M == 1 ? C::p(i) : (C::p(i) << 1) | (i ? C::p(i - 1) >> 31 : 0u);
+    }
+
+    /* t (N limbs) + top*2^(32N), known < 2 M P: subtract M P once if the value is >= M P */
+    template <int M = 1>
     static FF_INLINE fp_t reduce_once(const uint32_t *t, uint32_t top)
     {
         fp_t r, o;
         uint32_t bw;
-        PTX_SUB_CC(r.v[0], t[0], C::p(0));
+        PTX_SUB_CC(r.v[0], t[0], pm<M>(0));
 #pragma unroll
         for (int i = 1; i < N; i++)
-            PTX_SUBC_CC(r.v[i], t[i], C::p(i));
-        PTX_SUBC(bw, top, 0u); /* 0xffffffff iff t + top*2^32N < P */
+            PTX_SUBC_CC(r.v[i], t[i], pm<M>(i));
+        PTX_SUBC(bw, top, 0u); /* 0xffffffff iff t + top*2^32N < M P */
 #pragma unroll
         for (int i = 0; i < N; i++)
             o.v[i] = bw == 0xffffffffu ? t[i] : r.v[i];
         return o;
     }
 
-    friend FF_INLINE fp_t operator+(const fp_t &a, const fp_t &b)
+    /* a + b and a - b mod M P for a, b in [0, M P): with M = 2 the NTT's butterflies on values
+       kept below 2P (ntt_group_kernel, NTT_LAZY) */
+    template <int M>
+    static FF_INLINE fp_t add_m(const fp_t &a, const fp_t &b)
     {
         uint32_t t[N], c;
         PTX_ADD_CC(t[0], a.v[0], b.v[0]);
@@ -151,9 +165,10 @@ struct fp_t {
         for (int i = 1; i < N; i++)
             PTX_ADDC_CC(t[i], a.v[i], b.v[i]);
         PTX_ADDC(c, 0u, 0u);
-        return reduce_once(t, c);
+        return reduce_once<M>(t, c);
     }
-    friend FF_INLINE fp_t operator-(const fp_t &a, const fp_t &b)
+    template <int M>
+    static FF_INLINE fp_t sub_m(const fp_t &a, const fp_t &b)
     {
         fp_t r;
         uint32_t bw;
@@ -162,12 +177,14 @@ struct fp_t {
         for (int i = 1; i < N; i++)
             PTX_SUBC_CC(r.v[i], a.v[i], b.v[i]);
         PTX_SUBC(bw, 0u, 0u); /* 0 or all ones */
-        PTX_ADD_CC(r.v[0], r.v[0], C::p(0) & bw);
+        PTX_ADD_CC(r.v[0], r.v[0], pm<M>(0) & bw);
 #pragma unroll
         for (int i = 1; i < N; i++)
-            PTX_ADDC_CC(r.v[i], r.v[i], C::p(i) & bw);
+            PTX_ADDC_CC(r.v[i], r.v[i], pm<M>(i) & bw);
         return r;
     }
+    friend FF_INLINE fp_t operator+(const fp_t &a, const fp_t &b) { return add_m<1>(a, b); }
+    friend FF_INLINE fp_t operator-(const fp_t &a, const fp_t &b) { return sub_m<1>(a, b); }
     FF_INLINE fp_t neg() const
     {
         fp_t r = zero() - *this;
@@ -656,24 +673,31 @@ struct fp_t {
         return q;
     }
 
-    /* a w mod P (see above); FAST_MAX below 2^32 - 1 - N takes the exact quotient more often
-       (dev/cuda/emu_test.cpp checks that path with FAST_MAX = 0) */
+    /* a w mod P in [0, 2P), not reduced (see above: for any a below 2^(32N)); FAST_MAX below
+       2^32 - 1 - N takes the exact quotient more often (dev/cuda/emu_test.cpp checks that path
+       with FAST_MAX = 0) */
     template <uint32_t FAST_MAX = 0xffffffffu - (uint32_t)N>
-    static FF_INLINE fp_t mul_shoup(const fp_t &a, const fp_t &w, const fp_t &wq)
+    static FF_INLINE fp_t mul_shoup_lazy(const fp_t &a, const fp_t &w, const fp_t &wq)
     {
-        fp_t q = mul_high<FAST_MAX>(a, wq);
-        uint32_t lo[N], qp[N], pc[N], r[N];
+        fp_t q = mul_high<FAST_MAX>(a, wq), r;
+        uint32_t lo[N], qp[N], pc[N];
 #pragma unroll
         for (int k = 0; k < N; k++)
             pc[k] = C::p(k);
         mul_low(lo, a.v, w.v);
         mul_low(qp, pc, q.v);
-        PTX_SUB_CC(r[0], lo[0], qp[0]);
+        PTX_SUB_CC(r.v[0], lo[0], qp[0]);
 #pragma unroll
         for (int j = 1; j < N - 1; j++)
-            PTX_SUBC_CC(r[j], lo[j], qp[j]);
-        PTX_SUBC(r[N - 1], lo[N - 1], qp[N - 1]);
-        return reduce_once(r, 0u);
+            PTX_SUBC_CC(r.v[j], lo[j], qp[j]);
+        PTX_SUBC(r.v[N - 1], lo[N - 1], qp[N - 1]);
+        return r;
+    }
+    /* a w mod P, reduced */
+    template <uint32_t FAST_MAX = 0xffffffffu - (uint32_t)N>
+    static FF_INLINE fp_t mul_shoup(const fp_t &a, const fp_t &w, const fp_t &wq)
+    {
+        return reduce_once(mul_shoup_lazy<FAST_MAX>(a, w, wq).v, 0u);
     }
 
     /* wq = floor(w 2^(32N) / P) for w < P (bit by bit: a table's setup, not a hot path) */

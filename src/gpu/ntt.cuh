@@ -85,6 +85,12 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
                           (NOTES studies 12, 15) */
 #endif
 
+#ifndef NTT_LAZY
+#define NTT_LAZY 0 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
+                      unreduced, sums and differences mod 2P), reduced once at the last store */
+#endif
+#define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
+
 #ifndef NTT_TW_COMPACT
 #define NTT_TW_COMPACT 18 /* stages below this read per-stage contiguous twiddles (a table of 2^18) */
 #endif
@@ -261,14 +267,15 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
                     else
                         ti = J << (log_n - 1 - st), tb = tws.tw, tq = tws.twq;
 #if NTT_SHOUP
-                    v = fr::mul_shoup(v, fr::load(tb + ti), fr::load(tq + ti));
+                    v = NTT_LAZY ? fr::mul_shoup_lazy(v, fr::load(tb + ti), fr::load(tq + ti))
+                                 : fr::mul_shoup(v, fr::load(tb + ti), fr::load(tq + ti));
 #else
                     v = ntt_mul<fr>(v, fr::load(tb + ti));
                     (void)tq;
 #endif
                 }
-                x[j | (1u << u)] = x[j] - v;
-                x[j] = x[j] + v;
+                x[j | (1u << u)] = fr::template sub_m<NTT_M>(x[j], v);
+                x[j] = fr::template add_m<NTT_M>(x[j], v);
             }
         }
         t0 += L - u0;
@@ -283,9 +290,12 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
             __syncthreads();
     }
     unsigned et = (tid & ((1u << pos) - 1)) | ((tid >> pos) << (pos + L));
+    bool last = s + k == log_n;
 #pragma unroll
     for (unsigned j = 0; j < E; j++) {
         unsigned e = et | (j << pos);
+        if (NTT_M == 2 && last)
+            x[j] = fr::reduce_once(x[j].v, 0u);
         x[j].store(dst + base + ((size_t)(e >> lo_bits) << s) + (e & lmask));
     }
 }
