@@ -11,16 +11,17 @@ cd "$ROOT"
 command -v g++ >/dev/null 2>&1 || { echo "SKIP: g++ not found"; exit 77; }
 TMP=${CUZK_TEST_TMP:-$(mktemp -d)}
 mkdir -p "$TMP"
-# twice: level 0 loading each base whole (BN254's build) and reading its coordinates as the
-# addition needs them (MSM_LAZY_BASE, BLS12-381's build); the field and NTT tests, which the
-# knob does not touch, in the first run only
-for lazy in 0 1; do
-    g++ -std=c++17 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-function -Isrc -Idev/cuda -DMSM_LAZY_BASE=$lazy \
+# three builds: level 0 loading each base whole (BN254's build) and reading its coordinates as
+# the addition needs them (MSM_LAZY_BASE, BLS12-381's build); the field and NTT tests, which
+# that knob does not touch, in the first run only; then the NTT's butterflies below 2P and
+# without the products by 1 (NTT_LAZY, NTT_TW_ONE), the transforms alone
+for run in "-DMSM_LAZY_BASE=0:" "-DMSM_LAZY_BASE=1:msm" "-DNTT_LAZY=1 -DNTT_TW_ONE=1:ntt"; do
+    defs=${run%%:*} what=${run#*:}
+    g++ -std=c++17 -O1 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-function -Isrc -Idev/cuda $defs \
         -o "$TMP/emu_test" dev/cuda/emu_test.cpp
-    echo "== MSM_LAZY_BASE=$lazy"
-    what=; [ $lazy = 1 ] && what=msm
-    "$TMP/emu_test" $what > "$TMP/emu.txt" 2>&1 || { cat "$TMP/emu.txt"; echo "FAIL: emu_test (MSM_LAZY_BASE=$lazy)"; exit 1; }
+    echo "== $defs"
+    "$TMP/emu_test" $what > "$TMP/emu.txt" 2>&1 || { cat "$TMP/emu.txt"; echo "FAIL: emu_test ($defs)"; exit 1; }
     cat "$TMP/emu.txt"
-    grep -q '^EMU OK' "$TMP/emu.txt" || { echo "FAIL: emu_test did not report EMU OK (MSM_LAZY_BASE=$lazy)"; exit 1; }
+    grep -q '^EMU OK' "$TMP/emu.txt" || { echo "FAIL: emu_test did not report EMU OK ($defs)"; exit 1; }
 done
 echo "all checks passed"

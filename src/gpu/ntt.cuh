@@ -91,6 +91,11 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 #define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
 
+#ifndef NTT_TW_ONE
+#define NTT_TW_ONE 0 /* 1: no product by the twiddle 1 in the first round (half of stage 1's
+                        products at radix 4, and a quarter of stage 2's at radix 8) */
+#endif
+
 #ifndef NTT_TW_COMPACT
 #define NTT_TW_COMPACT 18 /* stages below this read per-stage contiguous twiddles (a table of 2^18) */
 #endif
@@ -257,7 +262,10 @@ __global__ __launch_bounds__(1u << (NTT_GROUP_LOG - L), NTT_MINB) void ntt_group
                     continue;
                 unsigned e0 = et | (j << pos);
                 fr v = x[j | (1u << u)];
-                if (st != 0) {
+                /* the twiddle is 1 at stage 0, and where the first group's first round (s = 0,
+                   pos = 0: J = j mod 2^u) takes j's low u bits zero */
+                bool tw_one = st == 0 || (NTT_TW_ONE && s == 0 && pos == 0 && (j & ((1u << u) - 1)) == 0);
+                if (!tw_one) {
                     size_t J = ((size_t)((e0 >> lo_bits) & ((1u << t) - 1)) << s) | (lo_chunk << lo_bits) |
                                (e0 & lmask);
                     size_t ti;
