@@ -512,6 +512,35 @@ struct fp_t {
         }
     }
 
+    /* The two row sums of mul_shoup's halves, x (limb j at x[j]) plus y (limb j at y[j - OFF]):
+     * mul_ap's rows (OFF = 0) or mul_eo's (OFF = 1, y's limb 0 is zero). fold_low: r = limbs
+     * 0 .. N - 1 of the sum, the carry out dropped. fold_high: q = limbs N .. 2N - 1 of the sum
+     * from limb N - 2 up (the lower limbs are not part of it), returning limb N - 1. */
+    template <int OFF>
+    static FF_INLINE void fold_low(uint32_t *r, const uint32_t *x, const uint32_t *y)
+    {
+        if (OFF)
+            r[0] = x[0];
+        PTX_ADD_CC(r[OFF], x[OFF], y[0]);
+#pragma unroll
+        for (int j = OFF + 1; j < N - 1; j++)
+            PTX_ADDC_CC(r[j], x[j], y[j - OFF]);
+        PTX_ADDC(r[N - 1], x[N - 1], y[N - 1 - OFF]);
+    }
+    template <int OFF>
+    static FF_INLINE uint32_t fold_high(uint32_t *q, const uint32_t *x, const uint32_t *y)
+    {
+        uint32_t s_lo, s_top;
+        PTX_ADD_CC(s_lo, x[N - 2], y[N - 2 - OFF]);
+        PTX_ADDC_CC(s_top, x[N - 1], y[N - 1 - OFF]);
+#pragma unroll
+        for (int j = 0; j < N - 1; j++)
+            PTX_ADDC_CC(q[j], x[N + j], y[N + j - OFF]);
+        PTX_ADDC(q[N - 1], x[2 * N - 1], y[2 * N - 1 - OFF]);
+        (void)s_lo;
+        return s_top;
+    }
+
     /* r = a b mod 2^(32N), by mul_ap's parity rows cut at limb N - 1 */
     static FF_INLINE void mul_low_ap(uint32_t *r, const uint32_t *a, const uint32_t *b)
     {
@@ -524,11 +553,7 @@ struct fp_t {
             ap_chain_low(x, i, a, i & 1, b[i]);
             ap_chain_low(y, i, a, 1 - (i & 1), b[i]);
         }
-        PTX_ADD_CC(r[0], x[0], y[0]);
-#pragma unroll
-        for (int j = 1; j < N - 1; j++)
-            PTX_ADDC_CC(r[j], x[j], y[j]);
-        PTX_ADDC(r[N - 1], x[N - 1], y[N - 1]);
+        fold_low<0>(r, x, y);
     }
 
     /* r = a b mod 2^(32N), by mul_eo's even and odd rows cut at limb N - 1 (every loop below
@@ -556,12 +581,7 @@ struct fp_t {
                     mac_step<true>(o[i + k + 1], a[k + 1], b[i], false, i + k + 1 == N - 2);
             }
         }
-        r[0] = e[0];
-        PTX_ADD_CC(r[1], e[1], o[0]);
-#pragma unroll
-        for (int j = 2; j < N - 1; j++)
-            PTX_ADDC_CC(r[j], e[j], o[j - 1]);
-        PTX_ADDC(r[N - 1], e[N - 1], o[N - 2]);
+        fold_low<1>(r, e, o);
     }
 
     /* the first even k >= lo (lo may be negative) */
@@ -582,15 +602,7 @@ struct fp_t {
             ap_chain(x, i, a, kx, N, b[i]);
             ap_chain(y, i, a, ky, N, b[i]);
         }
-        uint32_t s_lo, s_top;
-        PTX_ADD_CC(s_lo, x[N - 2], y[N - 2]);
-        PTX_ADDC_CC(s_top, x[N - 1], y[N - 1]);
-#pragma unroll
-        for (int j = 0; j < N - 1; j++)
-            PTX_ADDC_CC(q[j], x[N + j], y[N + j]);
-        PTX_ADDC(q[N - 1], x[2 * N - 1], y[2 * N - 1]);
-        (void)s_lo;
-        return s_top;
+        return fold_high<0>(q, x, y);
     }
 
     /* q = floor(S / 2^(32N)) for S = the sum of the limb products a_k b_i of column i + k >= N - 2
@@ -622,15 +634,7 @@ struct fp_t {
             }
             PTX_ADDC(o[i + N], o[i + N], 0u);
         }
-        uint32_t s_lo, s_top;
-        PTX_ADD_CC(s_lo, e[N - 2], o[N - 3]);
-        PTX_ADDC_CC(s_top, e[N - 1], o[N - 2]);
-#pragma unroll
-        for (int j = 0; j < N - 1; j++)
-            PTX_ADDC_CC(q[j], e[N + j], o[N + j - 1]);
-        PTX_ADDC(q[N - 1], e[2 * N - 1], o[2 * N - 2]);
-        (void)s_lo;
-        return s_top;
+        return fold_high<1>(q, e, o);
     }
 
     /* mul_shoup's halves in mul_ap's rows with FF_MUL_AP, else in mul_eo's */
