@@ -456,11 +456,13 @@ static fr fr_table(const void *sym, unsigned k)
 
 static void ntt_test(const rfield<4> &f, unsigned max_log)
 {
-    /* LAB_NTT_LOG=k: only 2^k (a profiler run) */
-    const char *only = getenv("LAB_NTT_LOG");
+    /* LAB_NTT_LOG=k: only 2^k (a profiler run); LAB_NTT_MAX=k: up to 2^k */
+    const char *only = getenv("LAB_NTT_LOG"), *top = getenv("LAB_NTT_MAX");
     unsigned first = only ? (unsigned)atoi(only) : 4;
     if (only)
         max_log = first;
+    else if (top && (unsigned)atoi(top) < max_log)
+        max_log = (unsigned)atoi(top);
     for (unsigned log_n = first; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
         size_t n = (size_t)1 << log_n;
         ntt_plan<fr> p;

@@ -6,10 +6,10 @@
 #       .snap/var.tar.xz with the list in .snap/variants, and a snapshot of HEAD (snap.sh
 #       --no-labs, CUDA flags from EXTRA_NVFLAGS) for tests/gpu.sh
 #   OUT=dir dev/cuda/ntt_session.sh run
-#       there (carry .snap and .debs): each variant's `ntt big` (2^4 .. 2^26 against the CPU,
-#       LAB_NTT_REPS timed runs), Nsight Compute on the variants named in NCU (default: the
-#       first two) at 2^24, then tests/gpu.sh on the snapshot (NO_SUITE=1 skips it). Results
-#       go into $OUT/ntt-session.tgz, the summaries to standard output.
+#       there (carry .snap and .debs): each variant's `ntt big` (2^4 .. 2^LAB_NTT_MAX, default
+#       2^24, against the CPU; LAB_NTT_REPS timed runs), Nsight Compute on the variants named
+#       in NCU (default: the first two) at 2^24, then tests/gpu.sh on the snapshot (NO_SUITE=1
+#       skips it). Results go into $OUT/ntt-session.tgz, the summaries to standard output.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
@@ -42,6 +42,7 @@ run)
     } >$O/env.txt 2>&1
     cat $O/env.txt
     (cd dev/cuda && PREBUILT=1 LAB_BIN=/tmp/var RUN_S=${RUN_S:-45} LAB_NTT_REPS=${LAB_NTT_REPS:-21} \
+        LAB_NTT_MAX=${LAB_NTT_MAX:-24} \
         NCU_VARIANT="${NCU:-$first2}" OUT=$O/var timeout ${VAR_S:-330} bash lab_variants.sh "${vs[@]}") \
         >$O/variants.txt 2>&1
     cat $O/variants.txt
