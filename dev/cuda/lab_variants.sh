@@ -53,5 +53,10 @@ for v in "$@"; do
             --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats \
             $BIN/lab_${name}_bn254 ntt >"$OUT/ncu_${name}.txt" 2>&1
         echo "ncu $name rc=$?"
+        # the stall reasons (cycles a warp waits per issued instruction) and the pipes' shares
+        LAB_NTT_LOG=24 timeout 240 ncu --clock-control none -k regex:ntt_group -c 3 --metrics \
+            'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,regex:^sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$' \
+            $BIN/lab_${name}_bn254 ntt >"$OUT/ncu_${name}_stalls.txt" 2>&1
+        echo "ncu stalls $name rc=$?"
     fi
 done

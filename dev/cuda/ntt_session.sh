@@ -50,7 +50,10 @@ run)
     for f in $O/var/ncu_*.txt; do
         [ -f "$f" ] || continue
         echo "== $f"
-        grep -E "Duration|Issue Slots Busy|SM Busy|Executed Ipc A|Registers Per|Achieved Occupancy|Memory Throughput|pipeline|Stall|No Eligible|Warp Cycles Per Issued" "$f" | head -40
+        case "$f" in
+        *_stalls.txt) grep -E "ntt_group|stalled|pipe_" "$f" | awk '$NF + 0 >= 0.05 || /ntt_group/' | head -60 ;;
+        *) grep -E "Duration|Issue Slots Busy|SM Busy|Executed Ipc A|Registers Per|Achieved Occupancy|Memory Throughput|pipeline|Stall|No Eligible|Warp Cycles Per Issued" "$f" | head -40 ;;
+        esac
     done
     if [ -z "${NO_SUITE:-}" ]; then
         timeout ${SESSION_S:-240} bash dev/cuda/snap_run.sh env OUT=$O/suite SKIP="pipeline large gpubench" \
