@@ -49,8 +49,16 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     }
 }
 
+#ifndef NTT_FULL_ROUNDS
+#define NTT_FULL_ROUNDS 0 /* 1: the later groups on blocks of 2^NTT_GROUP_LOG elements, split into
+                             multiples of the radix's stages where they must split, so that no
+                             round is half empty (2^24: 10 + 8 + 6 stages, runs of 4 and 16
+                             columns, 12 rounds instead of 13; 2^26: 10 + 8 + 8, three passes
+                             instead of four) */
+#endif
+
 /* The groups of stages, one kernel launch each: the first takes stages 0 .. 10; the rest are
- * split into as few groups as blocks of 2^11 allow with runs of 8 columns (lo_bits = 3, 256
+ * split into as few groups as blocks of 2^NTT_GROUP_LOG allow with runs of 8 columns (lo_bits = 3, 256
  * bytes), evenly; a rest of 9 or 10 stages takes runs of 4 or 2 columns (still whole 32-byte
  * sectors) rather than a second pass through memory. */
 struct ntt_group {
@@ -68,7 +76,22 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
     if (s == 0) {
         g.lo_bits = 0;
         g.k = rest < NTT_GROUP_LOG ? rest : NTT_GROUP_LOG;
-    } else if (rest <= NTT_GROUP_LOG - NTT_MIN_LO) {
+    }
+#if NTT_FULL_ROUNDS
+    else { /* full blocks, and groups of a multiple of the radix's stages where one must split */
+        const unsigned R = NTT_RADIX_LOG, kmax = NTT_GROUP_LOG - NTT_MIN_LO, kfull = kmax - kmax % R;
+        if (rest <= kmax) {
+            g.k = rest;
+        } else {
+            unsigned passes = (rest + kfull - 1) / kfull;
+            g.k = (rest + passes - 1) / passes;
+            g.k += (R - g.k % R) % R;
+            g.k = g.k < kfull ? g.k : kfull;
+        }
+        g.lo_bits = NTT_GROUP_LOG - g.k < s ? NTT_GROUP_LOG - g.k : s;
+    }
+#else
+    else if (rest <= NTT_GROUP_LOG - NTT_MIN_LO) {
         g.k = rest;
         g.lo_bits = NTT_GROUP_LOG - rest < 3 ? NTT_GROUP_LOG - rest : 3;
     } else {
@@ -76,6 +99,7 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
         g.k = (rest + passes - 1) / passes;
         g.lo_bits = 3;
     }
+#endif
     return g;
 }
 
