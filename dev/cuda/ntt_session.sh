@@ -43,7 +43,7 @@ run)
     cat $O/env.txt
     (cd dev/cuda && PREBUILT=1 LAB_BIN=/tmp/var RUN_S=${RUN_S:-45} LAB_NTT_REPS=${LAB_NTT_REPS:-21} \
         LAB_NTT_MAX=${LAB_NTT_MAX:-24} \
-        NCU_VARIANT="${NCU:-$first2}" OUT=$O/var timeout ${VAR_S:-330} bash lab_variants.sh "${vs[@]}") \
+        NCU_VARIANT="${NCU:-$first2}" OUT=$O/var timeout ${VAR_S:-380} bash lab_variants.sh "${vs[@]}") \
         >$O/variants.txt 2>&1
     cat $O/variants.txt
     echo "variants: $(($(date +%s) - t0)) s"
@@ -56,8 +56,8 @@ run)
         esac
     done
     if [ -z "${NO_SUITE:-}" ]; then
-        timeout ${SESSION_S:-240} bash dev/cuda/snap_run.sh env OUT=$O/suite SKIP="pipeline large gpubench" \
-            SUITE_S=${SUITE_S:-200} bash bench/device_session.sh >$O/session.txt 2>&1
+        timeout ${SESSION_S:-200} bash dev/cuda/snap_run.sh env OUT=$O/suite SKIP="pipeline large gpubench" \
+            SUITE_S=${SUITE_S:-170} bash bench/device_session.sh >$O/session.txt 2>&1
         cat $O/session.txt
     fi
     echo "total: $(($(date +%s) - t0)) s"
