@@ -456,13 +456,15 @@ static fr fr_table(const void *sym, unsigned k)
 
 static void ntt_test(const rfield<4> &f, unsigned max_log)
 {
-    /* LAB_NTT_LOG=k: only 2^k (a profiler run); LAB_NTT_MAX=k: up to 2^k */
-    const char *only = getenv("LAB_NTT_LOG"), *top = getenv("LAB_NTT_MAX");
+    /* LAB_NTT_LOG=k: only 2^k (a profiler run); LAB_NTT_MAX=k: up to 2^k; LAB_NTT_REPS=r: r - 1
+       timed runs a size (default 8) */
+    const char *only = getenv("LAB_NTT_LOG"), *top = getenv("LAB_NTT_MAX"), *reps_env = getenv("LAB_NTT_REPS");
     unsigned first = only ? (unsigned)atoi(only) : 4;
     if (only)
         max_log = first;
     else if (top && (unsigned)atoi(top) < max_log)
         max_log = (unsigned)atoi(top);
+    const int reps = reps_env && atoi(reps_env) > 1 ? atoi(reps_env) : 8;
     for (unsigned log_n = first; log_n <= max_log; log_n += (log_n < 20 ? 4 : 2)) {
         size_t n = (size_t)1 << log_n;
         ntt_plan<fr> p;
@@ -517,8 +519,6 @@ static void ntt_test(const rfield<4> &f, unsigned max_log)
         if (log_n >= 16) {
             timer t;
             std::vector<float> ms;
-            const char *reps_env = getenv("LAB_NTT_REPS"); /* timed runs + 1 (default 8) */
-            int reps = reps_env && atoi(reps_env) > 1 ? atoi(reps_env) : 8;
             for (int rep = 0; rep < reps; rep++) {
                 t.start();
                 CK(ntt_run(p, d_b, 0, 0));

@@ -45,18 +45,21 @@ for v in "$@"; do
         grep -E "field (mul|sqr)|NTT forward.*2\^(20|22|24|26) |MSM G. table|^phases" "$OUT/run_${name}_$c.txt"
     done
 done
+ncu24() { # name what ncu-options...: the BN254 build's 2^24 NTT group kernels under Nsight Compute
+    local name=$1 what=$2
+    shift 2
+    LAB_NTT_LOG=24 timeout 240 ncu --clock-control none -k regex:ntt_group -c 3 "$@" \
+        $BIN/lab_${name}_bn254 ntt >"$OUT/ncu_${name}${what}.txt" 2>&1
+    echo "ncu$what $name rc=$?"
+}
 for v in "$@"; do
     name=${v%%:*}
     if [[ " ${NCU_VARIANT:-} " == *" $name "* ]]; then
-        LAB_NTT_LOG=24 timeout 240 ncu --clock-control none -k regex:ntt_group -c 3 --section SpeedOfLight \
-            --section Occupancy --section LaunchStats --section WarpStateStats --section ComputeWorkloadAnalysis \
-            --section MemoryWorkloadAnalysis --section InstructionStats --section SchedulerStats \
-            $BIN/lab_${name}_bn254 ntt >"$OUT/ncu_${name}.txt" 2>&1
-        echo "ncu $name rc=$?"
+        ncu24 $name "" --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+            --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section InstructionStats \
+            --section SchedulerStats
         # the stall reasons (cycles a warp waits per issued instruction) and the pipes' shares
-        LAB_NTT_LOG=24 timeout 240 ncu --clock-control none -k regex:ntt_group -c 3 --metrics \
-            'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,regex:^sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$' \
-            $BIN/lab_${name}_bn254 ntt >"$OUT/ncu_${name}_stalls.txt" 2>&1
-        echo "ncu stalls $name rc=$?"
+        ncu24 $name _stalls --metrics \
+            'regex:^smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio$,regex:^sm__inst_executed_pipe_.*\.avg\.pct_of_peak_sustained_active$'
     fi
 done
