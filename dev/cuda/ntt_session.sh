@@ -9,7 +9,8 @@
 #       there (carry .snap and .debs): each variant's `ntt big` (2^4 .. 2^LAB_NTT_MAX, default
 #       2^24, against the CPU; LAB_NTT_REPS timed runs), Nsight Compute on the variants named
 #       in NCU (default: the first two) at 2^24, then tests/gpu.sh on the snapshot (NO_SUITE=1
-#       skips it). Results go into $OUT/ntt-session.tgz, the summaries to standard output.
+#       skips it; SESSION_SKIP, default "pipeline large gpubench", the parts of
+#       bench/device_session.sh left out: a snapshot with its labs can run bench/gpu.sh too). Results go into $OUT/ntt-session.tgz, the summaries to standard output.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"
@@ -56,7 +57,7 @@ run)
         esac
     done
     if [ -z "${NO_SUITE:-}" ]; then
-        timeout ${SESSION_S:-200} bash dev/cuda/snap_run.sh env OUT=$O/suite SKIP="pipeline large gpubench" \
+        timeout ${SESSION_S:-200} bash dev/cuda/snap_run.sh env OUT=$O/suite SKIP="${SESSION_SKIP:-pipeline large gpubench}" \
             SUITE_S=${SUITE_S:-170} bash bench/device_session.sh >$O/session.txt 2>&1
         cat $O/session.txt
     fi
