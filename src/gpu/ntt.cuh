@@ -110,13 +110,15 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 
 #ifndef NTT_LAZY
-#define NTT_LAZY 0 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
-                      unreduced, sums and differences mod 2P), reduced once at the last store */
+#define NTT_LAZY 1 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
+                      unreduced, sums and differences mod 2P), reduced once at the last store
+                      (H100, 2^24, with NTT_TW_ONE at 3 blocks an SM: BN254 4.02 ms, BLS12-381
+                      4.10; NOTES study 17) */
 #endif
 #define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
 
 #ifndef NTT_TW_ONE
-#define NTT_TW_ONE 0 /* 1: no product by the twiddle 1 in the first round (half of stage 1's
+#define NTT_TW_ONE 1 /* 1: no product by the twiddle 1 in the first round (half of stage 1's
                         products at radix 4, and a quarter of stage 2's at radix 8) */
 #endif
 
@@ -145,7 +147,9 @@ static inline unsigned ntt_compact_log(unsigned log_n)
 #define NTT_MUL mul_eo /* 2^24: 5.1 ms, mul_sos 6.5 ms (radix 4, at most 64 registers) */
 #endif
 #ifndef NTT_MINB
-#define NTT_MINB 4 /* resident blocks per SM the group kernel's register use must allow */
+#define NTT_MINB 3 /* resident blocks per SM the group kernel's register use must allow: 3
+                      (80 registers, 48 bytes of spill stores) 2^24 2-3 % faster than 4 (64
+                      registers, 152), 5-7 % at 2^20 and 2^22 (H100; NOTES study 17) */
 #endif
 
 /* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
