@@ -10,7 +10,8 @@
 #       2^24, against the CPU; LAB_NTT_REPS timed runs), Nsight Compute on the variants named
 #       in NCU (default: the first two) at 2^24, then tests/gpu.sh on the snapshot (NO_SUITE=1
 #       skips it; SESSION_SKIP, default "pipeline large gpubench", the parts of
-#       bench/device_session.sh left out: a snapshot with its labs can run bench/gpu.sh too). Results go into $OUT/ntt-session.tgz, the summaries to standard output.
+#       bench/device_session.sh left out: a snapshot with its labs can run bench/gpu.sh too).
+#       Results go into $OUT/ntt-session.tgz, the summaries to standard output.
 set -uo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$repo"

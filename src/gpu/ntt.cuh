@@ -111,9 +111,10 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 
 #ifndef NTT_LAZY
 #define NTT_LAZY 1 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
-                      unreduced, sums and differences mod 2P), reduced once at the last store
-                      (H100, 2^24, with NTT_TW_ONE at 3 blocks an SM: BN254 4.02 ms, BLS12-381
-                      4.10; NOTES study 17) */
+                      unreduced, sums and differences mod 2P), reduced once at the last store.
+                      On as part of the set measured fastest (with NTT_TW_ONE at 3 blocks an SM,
+                      H100 2^24: BN254 4.02 ms, BLS12-381 4.10); alone, at 4 blocks, it was 1 %
+                      slower (NOTES study 17) */
 #endif
 #define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
 
