@@ -2,29 +2,30 @@
  * Groth16 h computation (FORMATS.md section 4, steps 1-3).
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
- * inside shared memory (ntt_group_kernel): stages 0-9 on blocks of 2^10 contiguous elements,
- * then the rest split evenly into groups of up to 7 stages on blocks of 8 consecutive
- * columns x 128 strided rows, or one group of up to 9 stages on runs of 2 or 4 columns
- * (ntt_group_at). Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4)
+ * inside shared memory (ntt_group_kernel) on blocks of G = 2^NTT_GROUP_LOG elements (2^9):
+ * stages 0 .. log G - 1 on contiguous elements, then the rest split evenly into groups of up
+ * to log G - 3 stages on blocks of 8 consecutive columns x G/8 strided rows, or one group of
+ * up to log G - 1 stages on runs of 2 or 4 columns (ntt_group_at; 2^24 at 2^9: 9 + 5 + 5 + 5). Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4)
  * and does that many stages per round (radix 4), so a round costs one pass through shared
  * memory and one barrier, not two (radix 8 measured slower: more registers, fewer warps to
- * hide the products' latency; dev/cuda/NOTES.md). Blocks of 2^10 elements (256 threads, 4
- * resident per SM) beat blocks of 2^11 (512 threads, 2 per SM) by 3-6 % at 2^20..2^26 with
- * the same number of passes (NOTES study 12). The first group
+ * hide the products' latency; dev/cuda/NOTES.md). Blocks of 2^9 elements (128 threads, 6
+ * resident per SM at 80 registers) beat blocks of 2^10 (256 threads, 3 per SM) by 3-4 % at
+ * 2^24 though they take four passes instead of three: the transform is bound by the products
+ * and the barriers, not by memory (NOTES study 18); 2^10 beat 2^11 (study 12). The first group
  * gathers its input in bit-reversed order straight from the source (each element is one
  * 32-byte sector, so the gather wastes no DRAM bandwidth) into a scratch array and the last
  * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
  * from a table tw[t] = omega_n^t, t <= n/2, built once per key; stage s (span m = 2^s) reads
  * tw[j * n/(2m)], or for s < 18 the same value from a per-stage table where neighbouring j
  * sit side by side (ntt_tw). Cost: n/2 log n multiplies (stage 0's twiddles are 1 and
- * skipped); memory traffic: one pass of 2 * 32n bytes for log n <= 10, two up to 19, then
- * one more per 7 stages. Variable time is irrelevant (no secrets).
+ * skipped); memory traffic: one pass of 2 * 32n bytes for log n <= 9, two up to 17, then
+ * one more per 6 stages (at 2^9). Variable time is irrelevant (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
 
 #ifndef NTT_GROUP_LOG
-#define NTT_GROUP_LOG 10 /* elements per shared-memory block: 2^10 (32 KB) */
+#define NTT_GROUP_LOG 9 /* elements per shared-memory block: 2^9 (16 KB) */
 #endif
 #ifndef NTT_MIN_LO
 #define NTT_MIN_LO 1 /* a later group reads runs of at least 2^NTT_MIN_LO columns */
@@ -110,11 +111,10 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 
 #ifndef NTT_LAZY
-#define NTT_LAZY 1 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
+#define NTT_LAZY 0 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
                       unreduced, sums and differences mod 2P), reduced once at the last store.
-                      On as part of the set measured fastest (with NTT_TW_ONE at 3 blocks an SM,
-                      H100 2^24: BN254 4.02 ms, BLS12-381 4.10); alone, at 4 blocks, it was 1 %
-                      slower (NOTES study 17) */
+                      Off in the set measured fastest (blocks of 2^9, 6 an SM; NOTES study 18);
+                      with blocks of 2^10 at 3 an SM it was 1.5 % faster (H200 2^24) */
 #endif
 #define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
 
@@ -148,9 +148,10 @@ static inline unsigned ntt_compact_log(unsigned log_n)
 #define NTT_MUL mul_eo /* 2^24: 5.1 ms, mul_sos 6.5 ms (radix 4, at most 64 registers) */
 #endif
 #ifndef NTT_MINB
-#define NTT_MINB 3 /* resident blocks per SM the group kernel's register use must allow: 3
-                      (80 registers, 48 bytes of spill stores) 2^24 2-3 % faster than 4 (64
-                      registers, 152), 5-7 % at 2^20 and 2^22 (H100; NOTES study 17) */
+#define NTT_MINB 6 /* resident blocks per SM the group kernel's register use must allow: 6 blocks
+                      of 128 threads, 80 registers (H200 2^24: BN254 3.83 ms, BLS12-381 3.89;
+                      NOTES study 18); with blocks of 2^10, 3 an SM beat 4 (64 registers, 152
+                      bytes of spills) by 2-3 % (study 17) */
 #endif
 
 /* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
