@@ -5,21 +5,22 @@
  * inside shared memory (ntt_group_kernel) on blocks of G = 2^NTT_GROUP_LOG elements (2^9):
  * stages 0 .. log G - 1 on contiguous elements, then the rest split evenly into groups of up
  * to log G - 3 stages on blocks of 8 consecutive columns x G/8 strided rows, or one group of
- * up to log G - 1 stages on runs of 2 or 4 columns (ntt_group_at; 2^24 at 2^9: 9 + 5 + 5 + 5). Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4)
- * and does that many stages per round (radix 4), so a round costs one pass through shared
- * memory and one barrier, not two (radix 8 measured slower: more registers, fewer warps to
- * hide the products' latency; dev/cuda/NOTES.md). Blocks of 2^9 elements (128 threads, 6
- * resident per SM at 80 registers) beat blocks of 2^10 (256 threads, 3 per SM) by 3-4 % at
- * 2^24 though they take four passes instead of three: the transform is bound by the products
- * and the barriers, not by memory (NOTES study 18); 2^10 beat 2^11 (study 12). The first group
- * gathers its input in bit-reversed order straight from the source (each element is one
- * 32-byte sector, so the gather wastes no DRAM bandwidth) into a scratch array and the last
- * group writes back: the bit-reversal permutation costs no pass of its own. Twiddles come
- * from a table tw[t] = omega_n^t, t <= n/2, built once per key; stage s (span m = 2^s) reads
- * tw[j * n/(2m)], or for s < 18 the same value from a per-stage table where neighbouring j
- * sit side by side (ntt_tw). Cost: n/2 log n multiplies (stage 0's twiddles are 1 and
- * skipped); memory traffic: one pass of 2 * 32n bytes for log n <= 9, two up to 17, then
- * one more per 6 stages (at 2^9). Variable time is irrelevant (no secrets).
+ * up to log G - 1 stages on runs of 2 or 4 columns (ntt_group_at; 2^24 at 2^9: 9 + 5 + 5 + 5).
+ * Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4) and does that
+ * many stages per round (radix 4), so a round costs one pass through shared memory and one
+ * barrier, not two (radix 8 measured slower: more registers, fewer warps to hide the
+ * products' latency; dev/cuda/NOTES.md). Blocks of 2^9 (128 threads, 6 resident per SM at 80
+ * registers) beat blocks of 2^10 (256 threads, 3 per SM) on the H200 by 3-4 % at 2^24 though
+ * they take four passes instead of three: the transform is bound by its products more than by
+ * DRAM (NOTES study 18); 2^10 beat 2^11 (study 12). The first group gathers its input in
+ * bit-reversed order straight from the source (each element is one 32-byte sector, so the
+ * gather wastes no DRAM bandwidth) into a scratch array and the last group writes back: the
+ * bit-reversal permutation costs no pass of its own. Twiddles come from a table tw[t] =
+ * omega_n^t, t <= n/2, built once per key; stage s (span m = 2^s) reads tw[j * n/(2m)], or
+ * for s < NTT_TW_COMPACT (23) the same value from a per-stage table where neighbouring j sit
+ * side by side (ntt_tw). Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped);
+ * memory traffic: one pass of 2 * 32n bytes for log n <= 9, two up to 17, then one more per 6
+ * stages (at 2^9). Variable time is irrelevant (no secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
@@ -111,10 +112,10 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 
 #ifndef NTT_LAZY
-#define NTT_LAZY 0 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
+#define NTT_LAZY 1 /* 1 (with NTT_SHOUP): the butterflies keep values below 2P (Shoup's product
                       unreduced, sums and differences mod 2P), reduced once at the last store.
-                      Off in the set measured fastest (blocks of 2^9, 6 an SM; NOTES study 18);
-                      with blocks of 2^10 at 3 an SM it was 1.5 % faster (H200 2^24) */
+                      H100 2^24, blocks of 2^9 with the per-stage tables to stage 22: BN254 3.69
+                      ms against 3.77 without, BLS12-381 3.75 against 3.83 (NOTES study 18) */
 #endif
 #define NTT_M (NTT_SHOUP && NTT_LAZY ? 2 : 1) /* the butterflies' values are below NTT_M P */
 
@@ -124,7 +125,12 @@ static inline ntt_group ntt_group_at(unsigned log_n, unsigned s)
 #endif
 
 #ifndef NTT_TW_COMPACT
-#define NTT_TW_COMPACT 18 /* stages below this read per-stage contiguous twiddles (a table of 2^18) */
+#define NTT_TW_COMPACT 23 /* stages below this read per-stage contiguous twiddles (tables of up to
+                             2^23 entries: 1 GiB more device memory than 18 at 2^24 and above,
+                             counted by ntt_tw_bytes). Above it a butterfly gathers its twiddle
+                             and quotient from the full table, a 32-byte sector each, and the
+                             last passes wait on memory: H100 2^24 with blocks of 2^9, BN254
+                             4.07 ms at 18, 3.84 at 21, 3.77 at 23 (NOTES study 18) */
 #endif
 
 /* The twiddles a group kernel reads: tw[t] = omega_n^t (t <= n/2) and, for the stages st <
@@ -149,9 +155,9 @@ static inline unsigned ntt_compact_log(unsigned log_n)
 #endif
 #ifndef NTT_MINB
 #define NTT_MINB 6 /* resident blocks per SM the group kernel's register use must allow: 6 blocks
-                      of 128 threads, 80 registers (H200 2^24: BN254 3.83 ms, BLS12-381 3.89;
-                      NOTES study 18); with blocks of 2^10, 3 an SM beat 4 (64 registers, 152
-                      bytes of spills) by 2-3 % (study 17) */
+                      of 128 threads, 80 registers; 5 (96) and 8 (64) were 3 % and 4 % slower at
+                      2^24 (H100, NOTES study 18); with blocks of 2^10, 3 an SM beat 4 (64
+                      registers, 152 bytes of spills) by 2-3 % (study 17) */
 #endif
 
 /* the twiddle product: inlined, or one out-of-line copy (a round's unrolled products are
