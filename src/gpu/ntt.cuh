@@ -54,15 +54,17 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
 #ifndef NTT_FULL_ROUNDS
 #define NTT_FULL_ROUNDS 0 /* 1: the later groups on blocks of 2^NTT_GROUP_LOG elements, split into
                              multiples of the radix's stages where they must split, so that no
-                             round is half empty (2^24: 10 + 8 + 6 stages, runs of 4 and 16
-                             columns, 12 rounds instead of 13; 2^26: 10 + 8 + 8, three passes
-                             instead of four) */
+                             round is half empty (blocks of 2^9, 2^24: 9 + 8 + 7 stages on runs
+                             of 2 and 4 columns, three passes and 13 rounds instead of four and
+                             14; H100, without the lazy sums and larger tables, 3.79 ms against
+                             4.07, NOTES study 18. Blocks of 2^10: 2^24 10 + 8 + 6, 2^26 10 + 8 +
+                             8, three passes instead of four) */
 #endif
 
-/* The groups of stages, one kernel launch each: the first takes stages 0 .. 10; the rest are
- * split into as few groups as blocks of 2^NTT_GROUP_LOG allow with runs of 8 columns (lo_bits = 3, 256
- * bytes), evenly; a rest of 9 or 10 stages takes runs of 4 or 2 columns (still whole 32-byte
- * sectors) rather than a second pass through memory. */
+/* The groups of stages, one kernel launch each: the first takes stages 0 .. log G - 1 (G =
+ * 2^NTT_GROUP_LOG); the rest are split into as few groups as blocks of G allow with runs of 8
+ * columns (lo_bits = 3, 256 bytes), evenly; a rest of log G - 2 or log G - 1 stages takes runs
+ * of 4 or 2 columns (still whole 32-byte sectors) rather than one more pass through memory. */
 struct ntt_group {
     unsigned s, k, lo_bits;
     unsigned radix_log() const /* the kernel's L: NTT_RADIX_LOG unless the block is smaller */
