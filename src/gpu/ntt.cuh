@@ -3,16 +3,17 @@
  *
  * DESIGN. Radix-2 decimation in time, natural order in and out. The stages run in groups
  * inside shared memory (ntt_group_kernel) on blocks of G = 2^NTT_GROUP_LOG elements (2^9):
- * stages 0 .. log G - 1 on contiguous elements, then the rest split evenly into groups of up
- * to log G - 3 stages on blocks of 8 consecutive columns x G/8 strided rows, or one group of
- * up to log G - 1 stages on runs of 2 or 4 columns (ntt_group_at; 2^24 at 2^9: 9 + 5 + 5 + 5).
+ * stages 0 .. log G - 1 on contiguous elements, then the rest in as few groups as blocks of G
+ * allow, each on runs of 2^(log G - k) consecutive columns x 2^k strided rows, its k stages a
+ * multiple of the radix's where the rest must split (NTT_FULL_ROUNDS, ntt_group_at; 2^24 at
+ * 2^9: 9 + 8 + 7, three passes; with NTT_FULL_ROUNDS 0, runs of 8 columns: 9 + 5 + 5 + 5).
  * Inside a group each thread keeps 2^NTT_RADIX_LOG elements in registers (4) and does that
  * many stages per round (radix 4), so a round costs one pass through shared memory and one
  * barrier, not two (radix 8 measured slower: more registers, fewer warps to hide the
  * products' latency; dev/cuda/NOTES.md). Blocks of 2^9 (128 threads, 6 resident per SM at 80
- * registers) beat blocks of 2^10 (256 threads, 3 per SM) on the H200 by 3-4 % at 2^24 though
- * they take four passes instead of three: the transform is bound by its products more than by
- * DRAM (NOTES study 18); 2^10 beat 2^11 (study 12). The first group gathers its input in
+ * registers) beat blocks of 2^10 (256 threads, 3 per SM) on the H200 by 3-4 % at 2^24 even
+ * when they took four passes against three: the transform is bound by its products more than
+ * by DRAM (NOTES study 18); 2^10 beat 2^11 (study 12). The first group gathers its input in
  * bit-reversed order straight from the source (each element is one 32-byte sector, so the
  * gather wastes no DRAM bandwidth) into a scratch array and the last group writes back: the
  * bit-reversal permutation costs no pass of its own. Twiddles come from a table tw[t] =
@@ -52,19 +53,21 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
 }
 
 #ifndef NTT_FULL_ROUNDS
-#define NTT_FULL_ROUNDS 0 /* 1: the later groups on blocks of 2^NTT_GROUP_LOG elements, split into
+#define NTT_FULL_ROUNDS 1 /* 1: the later groups on blocks of 2^NTT_GROUP_LOG elements, split into
                              multiples of the radix's stages where they must split, so that no
                              round is half empty (blocks of 2^9, 2^24: 9 + 8 + 7 stages on runs
                              of 2 and 4 columns, three passes and 13 rounds instead of four and
-                             14; H100, without the lazy sums and larger tables, 3.79 ms against
-                             4.07, NOTES study 18. Blocks of 2^10: 2^24 10 + 8 + 6, 2^26 10 + 8 +
-                             8, three passes instead of four) */
+                             14; H100, with the lazy sums and tables to stage 22, 3.62 / 3.70 ms
+                             against 3.69 / 3.76 (BN254 / BLS12-381), NOTES study 19. Blocks of
+                             2^10: 2^24 10 + 8 + 6, 2^26 10 + 8 + 8, three passes instead of four).
+                             0: the later groups on runs of 8 columns (lo_bits 3) */
 #endif
 
 /* The groups of stages, one kernel launch each: the first takes stages 0 .. log G - 1 (G =
- * 2^NTT_GROUP_LOG); the rest are split into as few groups as blocks of G allow with runs of 8
- * columns (lo_bits = 3, 256 bytes), evenly; a rest of log G - 2 or log G - 1 stages takes runs
- * of 4 or 2 columns (still whole 32-byte sectors) rather than one more pass through memory. */
+ * 2^NTT_GROUP_LOG); with NTT_FULL_ROUNDS the rest as above; without, the rest are split into as
+ * few groups as blocks of G allow with runs of 8 columns (lo_bits = 3, 256 bytes), evenly; a
+ * rest of log G - 2 or log G - 1 stages takes runs of 4 or 2 columns (still whole 32-byte
+ * sectors) rather than one more pass through memory. */
 struct ntt_group {
     unsigned s, k, lo_bits;
     unsigned radix_log() const /* the kernel's L: NTT_RADIX_LOG unless the block is smaller */
