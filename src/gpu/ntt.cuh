@@ -57,10 +57,11 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
                              multiples of the radix's stages where they must split, so that no
                              round is half empty (blocks of 2^9, 2^24: 9 + 8 + 7 stages on runs
                              of 2 and 4 columns, three passes and 13 rounds instead of four and
-                             14; H100, with the lazy sums and tables to stage 22, 3.62 / 3.70 ms
-                             against 3.69 / 3.76 (BN254 / BLS12-381), NOTES study 19. Blocks of
-                             2^10: 2^24 10 + 8 + 6, 2^26 10 + 8 + 8, three passes instead of four).
-                             0: the later groups on runs of 8 columns (lo_bits 3) */
+                             14; with the lazy sums and tables to stage 22, BN254 / BLS12-381:
+                             H100 3.62 / 3.70 ms against 3.69 / 3.76, H200 3.58 / 3.67 against
+                             3.61 / 3.70, NOTES study 19. Blocks of 2^10: 2^24 10 + 8 + 6, 2^26
+                             10 + 8 + 8, three passes instead of four). 0: the later groups on
+                             runs of 8 columns (lo_bits 3) */
 #endif
 
 /* The groups of stages, one kernel launch each: the first takes stages 0 .. log G - 1 (G =
