@@ -20,8 +20,9 @@
  * omega_n^t, t <= n/2, built once per key; stage s (span m = 2^s) reads tw[j * n/(2m)], or
  * for s < NTT_TW_COMPACT (23) the same value from a per-stage table where neighbouring j sit
  * side by side (ntt_tw). Cost: n/2 log n multiplies (stage 0's twiddles are 1 and skipped);
- * memory traffic: one pass of 2 * 32n bytes for log n <= 9, two up to 17, then one more per 6
- * stages (at 2^9). Variable time is irrelevant (no secrets).
+ * memory traffic: one pass of 2 * 32n bytes for log n <= 9, two up to 17, then one more per 8
+ * stages (at 2^9 in full rounds; per 6 on runs of 8 columns). Variable time is irrelevant (no
+ * secrets).
  */
 #pragma once
 #include "gpu/ff.cuh"
