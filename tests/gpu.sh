@@ -14,6 +14,9 @@
 #      points get one by default), and with the five MSMs at once (keys below 2^20 points, as
 #      all here) or one after another (CUZK_GPU_PAR_SETS_MAX=0): steps without a table at once,
 #      with one after another; proofs the other way round;
+#      steps 2 and 3 also run with the key streamed (bases in page-locked host memory, chunks
+#      that do not divide the sets, a --gpu-mem cap below the resident need; gpu_backend_test
+#      also batches 1, 3 and 10 partitions of witnesses of zeros, ones, mixed and random values);
 #   4. `cuzk dev-circuit --backend gpu` (key points by src/gpu/fixed_base.cuh) against
 #      `--backend cpu`: the same circuit.zkey byte for byte, both curves, sparse and dense,
 #      in one chunk and in many (CUZK_TEST_FB_CHUNK); then a timing line for 2^20
@@ -105,7 +108,8 @@ for curve in bn128 bls12381; do
             else
                 fail "steps gpu != cpu: $curve $size $shape"; cat "$d.steps"
             fi
-            if CUZK_GPU_MSM_TABLE=1 CUZK_GPU_PAR_SETS_MAX=0 "$GPU_TEST" "$d/circuit.zkey" >"$d.steps_tab" 2>&1; then
+            if GPU_TEST_STREAM=0 CUZK_GPU_MSM_TABLE=1 CUZK_GPU_PAR_SETS_MAX=0 "$GPU_TEST" "$d/circuit.zkey" \
+                >"$d.steps_tab" 2>&1; then
                 pass "steps gpu == cpu, h MSM over a table: $curve $size $shape"
             else
                 fail "steps gpu != cpu, h MSM over a table: $curve $size $shape"; cat "$d.steps_tab"
@@ -130,6 +134,19 @@ for curve in bn128 bls12381; do
             else
                 fail "proof.json gpu (h MSM over a table) != cpu: $curve $size $shape"
             fi
+            # streamed bases (chunks of a third of the largest set plus 7 points: no chunk divides
+            # a set), byte for byte
+            for chunk in $(( size / 3 + 7 )) 0; do
+                CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$chunk CUZK_TEST_RS=$rs "$CUZK" prove -v \
+                    --backend gpu "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_st.json" "$d/public_st.json" \
+                    >"$d.prove_st" 2>&1 || fail "prove --backend gpu, streamed: $(tail -2 "$d.prove_st")"
+                if cmp -s "$d/proof_cpu.json" "$d/proof_st.json" && grep -q 'key placement: streamed' "$d.prove_st"; then
+                    pass "proof.json gpu (streamed, chunk $chunk) == cpu: $curve $size $shape"
+                else
+                    fail "proof.json gpu (streamed, chunk $chunk) != cpu: $curve $size $shape"
+                    grep placement "$d.prove_st"
+                fi
+            done
             if "$CUZK" verify "$d/vk.json" "$d/public_gpu.json" "$d/proof_gpu.json" >"$d.verify" 2>&1; then
                 pass "cuzk verify gpu proof: $curve $size $shape"
             else

@@ -589,10 +589,137 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 }
 
 /* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
+/* msm_run's digits, sort, level 0 and partial levels of shape s into buckets (accum: added to
+   what they hold, msm.cuh STREAMED); returns the partial levels run */
+template <class F>
+static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, const uint8_t *bases,
+                        const uint32_t *scalars, bool accum)
+{
+    std::vector<uint32_t> keys(s.entries), vals(s.entries);
+    std::vector<xyzz_t<F>> ppt[2] = {std::vector<xyzz_t<F>>(s.slots0), std::vector<xyzz_t<F>>(s.slots0)};
+    std::vector<uint32_t> pkey[2] = {std::vector<uint32_t>(s.slots0, MSM_KEY_NONE),
+                                     std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
+    blockDim.x = 1;
+    threadIdx.x = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        blockIdx.x = (unsigned)i;
+        msm_digits_kernel(keys.data(), vals.data(), scalars, s.n, s.c, s.nwin, s.tab);
+    }
+    /* the sort on the bucket bits: per window, or over a table all entries at once */
+    size_t seg = s.tab ? s.entries : s.n;
+    for (size_t off = 0; off < s.entries; off += seg) {
+        std::vector<size_t> idx(seg);
+        for (size_t i = 0; i < seg; i++)
+            idx[i] = off + i;
+        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
+            return (keys[x] & ((1u << s.c) - 1)) < (keys[y] & ((1u << s.c) - 1));
+        });
+        std::vector<uint32_t> k2(seg), v2(seg);
+        for (size_t i = 0; i < seg; i++)
+            k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
+        std::copy(k2.begin(), k2.end(), keys.begin() + off);
+        std::copy(v2.begin(), v2.end(), vals.begin() + off);
+    }
+    msm_src_affine<F> src0{keys.data(), vals.data(), bases};
+    size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
+    if (s.aff_kernel) {
+        size_t slots = (size_t)s.chunk0 * s.aff_threads;
+        std::vector<uint32_t> ast(slots);
+        std::vector<F> ax(slots / 2), ay(slots / 2), apre(slots / 2);
+        unsigned next = 0;
+        gridDim.x = 1;
+        blockIdx.x = 0;
+        emu_block((unsigned)s.aff_threads, [&] {
+            msm_affine_kernel<F>(src0, s.entries, s.c, buckets.data(), pkey[0].data(), ppt[0].data(), s.chunk0, s.aff,
+                                 ast.data(), ax.data(), ay.data(), apre.data(), &next, s.aff_threads);
+        });
+    }
+    for (size_t t = 0; t < threads && !s.aff_kernel; t++) {
+        blockIdx.x = (unsigned)t;
+        msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
+                                                    ppt[0].data(), s.chunk0, accum);
+    }
+    size_t nslots = 2 * threads;
+    int cur = 0, levels = 0;
+    std::vector<uint32_t> sel;
+    for (;;) {
+        sel.clear();
+        for (size_t i = 0; i < nslots; i++)
+            if (pkey[cur][i] != MSM_KEY_NONE)
+                sel.push_back((uint32_t)i);
+        if (sel.empty())
+            break;
+        levels++;
+        size_t cnt = sel.size(), th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
+        int nxt = cur ^ 1;
+        std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
+        msm_src_partial<F> src{sel.data(), pkey[cur].data(), ppt[cur].data()};
+        for (size_t t = 0; t < th; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_accumulate_kernel<F, msm_src_partial<F>>(src, cnt, s.c, buckets.data(), pkey[nxt].data(),
+                                                         ppt[nxt].data(), MSM_PCHUNK, accum);
+        }
+        nslots = 2 * th;
+        cur = nxt;
+    }
+    return levels;
+}
+
+/* msm_run's bucket reduction and the windows' Horner sum: out <- the Jacobian result */
+template <class F>
+static void emu_msm_reduce(uint8_t *out, const msm_shape &s, std::vector<xyzz_t<F>> &buckets)
+{
+    std::vector<xyzz_t<F>> groups((size_t)s.rwin * s.groups);
+    std::vector<xyzz_t<F>> sums((size_t)s.rwin * msm_wstride(s.c2)), groups2((size_t)s.rwin * s.groups2);
+    memset(sums.data(), 0, sums.size() * sizeof(sums[0]));
+    for (size_t t = 0; t < (size_t)s.rwin * s.groups; t++) {
+        blockIdx.x = (unsigned)t;
+        msm_bucket_sums_kernel<F>(groups.data(), sums.data(), buckets.data(), s.c, s.rwin, s.groups, s.c2);
+    }
+    for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
+        for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_group_pairs_kernel<F>(groups.data(), s.rwin, stride, s.groups);
+        }
+    if (s.groups > 1) {
+        for (size_t t = 0; t < (size_t)s.rwin * s.groups2; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_bucket_reduce_kernel<F>(groups2.data(), sums.data(), s.c2, s.rwin, s.groups2);
+        }
+        for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
+            for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
+                blockIdx.x = (unsigned)t;
+                msm_group_pairs_kernel<F>(groups2.data(), s.rwin, stride, s.groups2);
+            }
+        for (size_t t = 0; t < s.rwin; t++) {
+            blockIdx.x = (unsigned)t;
+            msm_window_join_kernel<F>(groups.data(), groups2.data(), s.rwin, s.groups, s.groups2,
+                                      s.c - s.c2);
+        }
+    }
+    blockIdx.x = 0;
+    msm_final_kernel<F>(out, groups.data(), s.c, s.rwin, s.groups);
+}
+
 template <class F>
 static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits,
-                    unsigned c_force = 0, int tab = 0, unsigned aff = 0, unsigned aff_chunk = 0)
+                    unsigned c_force = 0, int tab = 0, unsigned aff = 0, unsigned aff_chunk = 0, size_t stream = 0)
 {
+    if (stream) { /* the streamed schedule (msm.cuh STREAMED): chunks of `stream` points, one bucket set */
+        msm_shape s = msm_shape_of(n, bits, c_force);
+        std::vector<xyzz_t<F>> buckets(s.nbuckets);
+        memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
+        int levels = 0;
+        for (size_t off = 0; off < n; off += stream) {
+            size_t m = n - off < stream ? n - off : stream;
+            msm_shape sm = msm_shape_of(m, bits, s.c);
+            levels += emu_msm_pass<F>(sm, buckets, bases + off * 2 * sizeof(F), scalars + 8 * off, true);
+        }
+        emu_msm_reduce<F>(out, s, buckets);
+        printf("    (n=%zu c=%u windows=%u streamed in chunks of %zu, partial levels=%d) ", n, s.c, s.nwin, stream,
+               levels);
+        return;
+    }
     msm_shape s = msm_shape_of(n, bits, c_force, 0, tab);
     /* the affine rounds with 5 persistent threads, run as host threads */
     msm_shape_set_affine(s, aff, aff_chunk, 5, aff_chunk != 0);
@@ -624,105 +751,10 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
         }
         bases = table.data();
     }
-    std::vector<uint32_t> keys(s.entries), vals(s.entries);
-    std::vector<xyzz_t<F>> buckets(s.nbuckets), ppt[2] = {std::vector<xyzz_t<F>>(s.slots0),
-                                                            std::vector<xyzz_t<F>>(s.slots0)};
-    std::vector<uint32_t> pkey[2] = {std::vector<uint32_t>(s.slots0, MSM_KEY_NONE),
-                                     std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
-    std::vector<xyzz_t<F>> groups((size_t)s.rwin * s.groups);
+    std::vector<xyzz_t<F>> buckets(s.nbuckets);
     memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
-    blockDim.x = 1;
-    threadIdx.x = 0;
-    for (size_t i = 0; i < n; i++) {
-        blockIdx.x = (unsigned)i;
-        msm_digits_kernel(keys.data(), vals.data(), scalars, n, s.c, s.nwin, s.tab);
-    }
-    /* the sort on the bucket bits: per window, or over a table all entries at once */
-    size_t seg = s.tab ? s.entries : n;
-    for (size_t off = 0; off < s.entries; off += seg) {
-        std::vector<size_t> idx(seg);
-        for (size_t i = 0; i < seg; i++)
-            idx[i] = off + i;
-        std::stable_sort(idx.begin(), idx.end(), [&](size_t x, size_t y) {
-            return (keys[x] & ((1u << s.c) - 1)) < (keys[y] & ((1u << s.c) - 1));
-        });
-        std::vector<uint32_t> k2(seg), v2(seg);
-        for (size_t i = 0; i < seg; i++)
-            k2[i] = keys[idx[i]], v2[i] = vals[idx[i]];
-        std::copy(k2.begin(), k2.end(), keys.begin() + off);
-        std::copy(v2.begin(), v2.end(), vals.begin() + off);
-    }
-    msm_src_affine<F> src0{keys.data(), vals.data(), bases};
-    size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    if (s.aff_kernel) {
-        size_t slots = (size_t)s.chunk0 * s.aff_threads;
-        std::vector<uint32_t> ast(slots);
-        std::vector<F> ax(slots / 2), ay(slots / 2), apre(slots / 2);
-        unsigned next = 0;
-        gridDim.x = 1;
-        blockIdx.x = 0;
-        emu_block((unsigned)s.aff_threads, [&] {
-            msm_affine_kernel<F>(src0, s.entries, s.c, buckets.data(), pkey[0].data(), ppt[0].data(), s.chunk0, s.aff,
-                                 ast.data(), ax.data(), ay.data(), apre.data(), &next, s.aff_threads);
-        });
-    }
-    for (size_t t = 0; t < threads && !s.aff_kernel; t++) {
-        blockIdx.x = (unsigned)t;
-        msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
-                                                    ppt[0].data(), s.chunk0);
-    }
-    size_t nslots = 2 * threads;
-    int cur = 0, levels = 0;
-    std::vector<uint32_t> sel;
-    for (;;) {
-        sel.clear();
-        for (size_t i = 0; i < nslots; i++)
-            if (pkey[cur][i] != MSM_KEY_NONE)
-                sel.push_back((uint32_t)i);
-        if (sel.empty())
-            break;
-        levels++;
-        size_t cnt = sel.size(), th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
-        int nxt = cur ^ 1;
-        std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
-        msm_src_partial<F> src{sel.data(), pkey[cur].data(), ppt[cur].data()};
-        for (size_t t = 0; t < th; t++) {
-            blockIdx.x = (unsigned)t;
-            msm_accumulate_kernel<F, msm_src_partial<F>>(src, cnt, s.c, buckets.data(), pkey[nxt].data(),
-                                                         ppt[nxt].data(), MSM_PCHUNK);
-        }
-        nslots = 2 * th;
-        cur = nxt;
-    }
-    std::vector<xyzz_t<F>> sums((size_t)s.rwin * msm_wstride(s.c2)), groups2((size_t)s.rwin * s.groups2);
-    memset(sums.data(), 0, sums.size() * sizeof(sums[0]));
-    for (size_t t = 0; t < (size_t)s.rwin * s.groups; t++) {
-        blockIdx.x = (unsigned)t;
-        msm_bucket_sums_kernel<F>(groups.data(), sums.data(), buckets.data(), s.c, s.rwin, s.groups, s.c2);
-    }
-    for (unsigned stride = s.groups / 2; stride >= 1; stride /= 2)
-        for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
-            blockIdx.x = (unsigned)t;
-            msm_group_pairs_kernel<F>(groups.data(), s.rwin, stride, s.groups);
-        }
-    if (s.groups > 1) {
-        for (size_t t = 0; t < (size_t)s.rwin * s.groups2; t++) {
-            blockIdx.x = (unsigned)t;
-            msm_bucket_reduce_kernel<F>(groups2.data(), sums.data(), s.c2, s.rwin, s.groups2);
-        }
-        for (unsigned stride = s.groups2 / 2; stride >= 1; stride /= 2)
-            for (size_t t = 0; t < (size_t)s.rwin * stride; t++) {
-                blockIdx.x = (unsigned)t;
-                msm_group_pairs_kernel<F>(groups2.data(), s.rwin, stride, s.groups2);
-            }
-        for (size_t t = 0; t < s.rwin; t++) {
-            blockIdx.x = (unsigned)t;
-            msm_window_join_kernel<F>(groups.data(), groups2.data(), s.rwin, s.groups, s.groups2,
-                                      s.c - s.c2);
-        }
-    }
-    blockIdx.x = 0;
-    msm_final_kernel<F>(out, groups.data(), s.c, s.rwin, s.groups);
+    int levels = emu_msm_pass<F>(s, buckets, bases, scalars, false);
+    emu_msm_reduce<F>(out, s, buckets);
     printf("    (n=%zu c=%u windows=%u%s partial levels=%d groups=%u+%u) ", n, s.c, s.nwin,
            s.tab ? " over a table" : "", levels, s.groups, s.groups2);
 }
@@ -759,16 +791,19 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
        have many groups) */
     /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE); 6, 7 and 8:
        kinds 4, 5 and 1 over a table with affine rounds at level 0 (msm.cuh AFFINE ROUNDS); 9: kind
-       5 through the kernel of the affine rounds with none */
-    for (int kind = 0; kind < 10; kind++) {
-        int tab = kind >= 4;
-        static const unsigned aff_rounds[10] = {0, 0, 0, 0, 0, 0, 4, 3, 9, 0},
-                              aff_chunk[10] = {0, 0, 0, 0, 0, 0, 256, 16, 64, 32};
+       5 through the kernel of the affine rounds with none; 10 and 11: kinds 2 and 3 streamed
+       (msm.cuh STREAMED) in chunks that do not divide n */
+    for (int kind = 0; kind < 12; kind++) {
+        int tab = kind >= 4 && kind < 10;
+        static const unsigned aff_rounds[12] = {0, 0, 0, 0, 0, 0, 4, 3, 9, 0, 0, 0},
+                              aff_chunk[12] = {0, 0, 0, 0, 0, 0, 256, 16, 64, 32, 0, 0};
+        static const size_t stream[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 700, 1024};
+        int rnd_sc = kind == 0 || kind == 3 || kind == 4 || kind == 6 || kind == 11;
         size_t n = kind == 0 ? 700 : 3000;
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
             memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
-            if (kind == 0 || kind == 3 || kind == 4 || kind == 6)
+            if (rnd_sc)
                 rand_below<4>(&sc[4 * i], fr_.p);
             else if (kind == 1 || kind == 8)
                 sc[4 * i] = 1;
@@ -785,13 +820,14 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
         }
         uint64_t jac[3 * W];
         printf("%-16s MSM %s", name,
-               kind == 0 || kind == 3 || kind == 4 || kind == 6 ? "random"
-               : kind == 1 || kind == 8                         ? "all ones"
-                                                                : "mixed 0/1/r-1/random");
+               rnd_sc                   ? "random"
+               : kind == 1 || kind == 8 ? "all ones"
+                                        : "mixed 0/1/r-1/random");
         if (aff_chunk[kind])
             printf(" affine rounds %u chunk %u", aff_rounds[kind], aff_chunk[kind]);
         emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
-                   kind == 3 || kind == 4 || kind == 6 ? 12 : 0, tab, aff_rounds[kind], aff_chunk[kind]);
+                   kind == 3 || kind == 4 || kind == 6 || kind == 11 ? 12 : 0, tab, aff_rounds[kind], aff_chunk[kind],
+                   stream[kind]);
         std::vector<uint64_t> agg(5 * K, 0);
         for (size_t i = 0; i < n; i++)
             ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);

@@ -11,6 +11,7 @@
 #include "groth16/formats.h"
 #include "groth16/proof.h"
 #include "groth16/prover.h"
+#include "server/config.h"
 
 int cli_exit_code(cuzk_err e)
 {
@@ -41,30 +42,67 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* Key-load progress on stderr: one line per 10% of a phase, once the load has run for more
- * than a second or at once when stderr is a terminal; silent for quick loads. */
+/* Key-load progress on stderr. On a terminal one line per phase, redrawn at most 10 times a
+ * second: done and total (GiB for the phases counted in bytes), the rate and the time left.
+ * Otherwise one line per 10% of a phase, once the load has run for more than a second; silent
+ * for quick loads. */
 typedef struct load_progress {
     double t0;         /* start of the load, monotonic s */
     int tty;           /* stderr is a terminal */
     char phase[32];    /* phase of the last line */
     int decile;        /* last tenth printed in that phase, -1 none */
+    double phase_t0;   /* start of the phase */
+    double drawn;      /* when the terminal line was last drawn */
+    int open;          /* a terminal line is open (no newline yet) */
 } load_progress;
+
+/* phases whose units are bytes (the others count records or windows) */
+static int phase_in_bytes(const char *phase)
+{
+    return !strncmp(phase, "bases", 5) || !strcmp(phase, "matrix");
+}
 
 static void load_progress_cb(void *ctx, const char *phase, uint64_t done, uint64_t total)
 {
     load_progress *lp = ctx;
+    double now = now_s();
     if (strcmp(lp->phase, phase)) {
+        if (lp->open)
+            fputc('\n', stderr);
+        lp->open = 0;
         snprintf(lp->phase, sizeof lp->phase, "%s", phase);
         lp->decile = -1;
+        lp->phase_t0 = now;
+        lp->drawn = 0;
     }
-    double el = now_s() - lp->t0;
-    if (!lp->tty && el < 1.0)
+    double el = now - lp->t0, ph = now - lp->phase_t0;
+    if (lp->tty) {
+        if (done < total && now - lp->drawn < 0.1)
+            return;
+        lp->drawn = now;
+        double rate = ph > 0 ? (double)done / ph : 0, left = rate > 0 ? (double)(total - done) / rate : 0;
+        if (phase_in_bytes(phase))
+            fprintf(stderr, "\rcuzk prove: loading key: %-10s %7.2f / %.2f GiB  %6.2f GiB/s  ETA %4.0f s ", phase,
+                    (double)done / (1u << 30), (double)total / (1u << 30), rate / (1u << 30), left);
+        else
+            fprintf(stderr, "\rcuzk prove: loading key: %-10s %llu / %llu  ETA %4.0f s ", phase,
+                    (unsigned long long)done, (unsigned long long)total, left);
+        lp->open = done < total;
+        if (!lp->open)
+            fputc('\n', stderr);
+        return;
+    }
+    if (el < 1.0)
         return;
     int d = total ? (int)(done * 10 / total) : 10;
     if (d <= lp->decile)
         return;
     lp->decile = d;
-    fprintf(stderr, "cuzk prove: loading key: %s %d%% (%.1f s)\n", phase, d * 10, el);
+    if (phase_in_bytes(phase) && ph > 0)
+        fprintf(stderr, "cuzk prove: loading key: %s %d%% of %.2f GiB, %.2f GiB/s (%.1f s)\n", phase, d * 10,
+                (double)total / (1u << 30), (double)done / ph / (1u << 30), el);
+    else
+        fprintf(stderr, "cuzk prove: loading key: %s %d%% (%.1f s)\n", phase, d * 10, el);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -110,6 +148,53 @@ out:
     return e;
 }
 
+/* --batch: n proofs of the witness, their MSMs in as few passes over the key's bases as the
+ * backend allows (groth16_prove_batch), `reps` times; prints the median batch and its time a
+ * partition. With fixed r, s (CUZK_TEST_RS) the n proofs must be the same: a difference fails. */
+static cuzk_err prove_batch(cuzk_proof *proof, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
+                            const groth16_rs *rs, int n, int reps, int verbose, double *t_end, char *err)
+{
+    int pinned = 0;
+    size_t per = groth16_prove_mem_size(z), bytes = per * (size_t)n;
+    uint8_t *mem = be->device >= 0 ? gpu_host_alloc(bytes, &pinned) : aligned_alloc(64, bytes);
+    cuzk_proof *out = calloc((size_t)n, sizeof *out);
+    double *runs = calloc((size_t)reps, sizeof *runs);
+    cuzk_err e = CUZK_OK;
+    groth16_times st;
+    if (!mem || !out || !runs) {
+        e = cuzk_errf(err, CUZK_ENOMEM, "cannot allocate %zu bytes for %d partitions' buffers", bytes, n);
+        goto out;
+    }
+    for (int r = 0; r < reps; r++) {
+        double t = now_s();
+        if ((e = groth16_prove_batch(out, be, ks, z, w, rs, n, mem, pinned, &st, err)))
+            goto out;
+        *t_end = now_s();
+        runs[r] = *t_end - t;
+        if (verbose)
+            fprintf(stderr,
+                    "cuzk prove: batch %d of %d partitions: %.1f ms, %.1f ms a partition (a/b/c %.1f, h %.1f, msm %.1f "
+                    "for all, assemble %.1f)\n",
+                    r + 1, n, 1e3 * runs[r], 1e3 * runs[r] / n, 1e3 * st.abc, 1e3 * st.h, 1e3 * st.msm,
+                    1e3 * st.assemble);
+    }
+    for (int i = 1; i < n && rs; i++)
+        if (memcmp(&out[i], &out[0], sizeof out[0])) {
+            e = cuzk_errf(err, CUZK_EINTERNAL, "--batch: proof %d of the batch differs from proof 1", i + 1);
+            goto out;
+        }
+    *proof = out[0];
+    qsort(runs, (size_t)reps, sizeof *runs, cmp_double);
+    fprintf(stderr, "cuzk prove: %d batches of %d partitions: median %.1f ms, %.1f ms a partition\n", reps, n,
+            1e3 * runs[reps / 2], 1e3 * runs[reps / 2] / n);
+out:
+    free(out);
+    free(runs);
+    if (mem)
+        gpu_host_free(mem, pinned);
+    return e;
+}
+
 static const char prove_help[] =
     "usage: cuzk prove [options] circuit.zkey witness.wtns proof.json public.json\n"
     "\n"
@@ -120,9 +205,15 @@ static const char prove_help[] =
     "  --backend cpu|gpu|auto where the heavy arithmetic runs (default auto: the GPU when\n"
     "                         one is usable, else the CPU)\n"
     "  --device N             GPU ordinal for --backend gpu|auto (default 0)\n"
+    "  --gpu-mem SIZE         device memory the key may use (e.g. 16G; default: what the\n"
+    "                         card has free). A key that does not fit stays in page-locked\n"
+    "                         host memory and streams to the GPU for each MSM; -v says which\n"
     "  -v, --verbose          print the backend and the time of each step on stderr\n"
     "  --repeat N             prove N times with the key loaded once and one reused (page-\n"
     "                         locked, with a GPU) workspace; -v prints each run (benchmarks)\n"
+    "  --batch N              prove the witness N times as the partitions of one job: a\n"
+    "                         streamed key's bases cross to the GPU once for as many of them as\n"
+    "                         fit (benchmarks, tests; with --repeat, N partitions each time)\n"
     "\n"
     "environment:\n"
     "  CUZK_TEST_RS=r,s       fixed blinding scalars (decimal) for reproducible proofs;\n"
@@ -171,7 +262,8 @@ static int count_arg(const char *opt, const char *s, long max, int *out)
 int cmd_prove(int argc, char **argv)
 {
     const char *pos[4];
-    int npos = 0, threads = 0, device = 0, verbose = 0, repeat = 0;
+    int npos = 0, threads = 0, device = 0, verbose = 0, repeat = 0, batch = 0;
+    uint64_t gpu_mem = 0;
     const char *backend = "auto";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -185,6 +277,15 @@ int cmd_prove(int argc, char **argv)
             backend = argv[++i];
         } else if (!strcmp(a, "--device") && i + 1 < argc) {
             device = atoi(argv[++i]);
+        } else if (!strcmp(a, "--gpu-mem") && i + 1 < argc) {
+            char serr[CUZK_ERRLEN];
+            if (size_parse(&gpu_mem, argv[++i], serr) || !gpu_mem) {
+                fprintf(stderr, "cuzk prove: --gpu-mem wants a size such as 16G, got '%s'\n", argv[i]);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--batch") && i + 1 < argc) {
+            if (!count_arg("--batch", argv[++i], 64, &batch))
+                return EXIT_USAGE;
         } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
             if (!count_arg("--repeat", argv[++i], 100000, &repeat))
                 return EXIT_USAGE;
@@ -229,11 +330,26 @@ int cmd_prove(int argc, char **argv)
         goto fail;
     }
     double t1 = now_s();
-    load_progress lp = {t1, isatty(STDERR_FILENO), "", -1};
-    groth16_key_opts kopts = {NULL, load_progress_cb, &lp};
-    if ((e = be->key_attach(be, &z, &kopts, &ks, err)))
+    load_progress lp = {t1, isatty(STDERR_FILENO), "", -1, t1, 0, 0};
+    groth16_key_opts kopts = {.progress = load_progress_cb, .progress_ctx = &lp, .gpu_mem = gpu_mem,
+                              .batch_max = batch > 0 ? (unsigned)batch : 1};
+    e = be->key_attach(be, &z, &kopts, &ks, err);
+    if (lp.open)
+        fputc('\n', stderr);
+    if (e)
         goto fail;
     double t2 = now_s();
+    if (verbose && be->key_info) {
+        groth16_key_info ki;
+        be->key_info(be, ks, &ki);
+        fprintf(stderr, "cuzk prove: key placement: %s\n", ki.why);
+        if (!strcmp(ki.placement, "streamed"))
+            fprintf(stderr,
+                    "cuzk prove: streamed bases: %.2f GiB page-locked on the host, %.2f GiB a pass, %llu points at "
+                    "infinity left out\n",
+                    (double)ki.host_bytes / (1u << 30), (double)ki.stream_bytes / (1u << 30),
+                    (unsigned long long)ki.points_skipped);
+    }
     groth16_rs rs;
     int fixed = groth16_rs_from_env(&rs, z.curve, err);
     if (fixed < 0) {
@@ -243,7 +359,12 @@ int cmd_prove(int argc, char **argv)
     cuzk_proof proof;
     groth16_times st;
     double t3 = 0;
-    if (!repeat) {
+    memset(&st, 0, sizeof st);
+    if (batch) {
+        if ((e = prove_batch(&proof, be, ks, &z, &w, fixed ? &rs : NULL, batch, repeat ? repeat : 1, verbose, &t3,
+                             err)))
+            goto fail;
+    } else if (!repeat) {
         if ((e = groth16_prove_timed(&proof, be, ks, &z, &w, fixed ? &rs : NULL, NULL, 0, &st, err)))
             goto fail;
         t3 = now_s();
@@ -258,9 +379,17 @@ int cmd_prove(int argc, char **argv)
         fprintf(stderr,
                 "cuzk prove: %s, %u constraints domain 2^%u, backend %s: open %.3f s, key %.3f s, prove %.3f s\n",
                 z.curve->label, z.domain_size, z.log_domain, be->name, t1 - t0, t2 - t1, t3 - t2);
-    if (verbose)
+    if (verbose && !batch)
         fprintf(stderr, "cuzk prove: steps: buffers %.1f ms, a/b/c %.1f ms, h %.1f ms, msm %.1f ms, assemble %.1f ms\n",
                 1e3 * st.setup, 1e3 * st.abc, 1e3 * st.h, 1e3 * st.msm, 1e3 * st.assemble);
+    if (verbose && be->key_info) {
+        groth16_key_info ki;
+        be->key_info(be, ks, &ki);
+        if (ki.passes)
+            fprintf(stderr,
+                    "cuzk prove: streamed: %llu passes, %.2f GiB copied, the device waited %.1f ms on copies in all\n",
+                    (unsigned long long)ki.passes, (double)ki.bytes_copied / (1u << 30), ki.copy_wait_us / 1e3);
+    }
 fail:
     if (e)
         fprintf(stderr, "cuzk prove: %s\n", err[0] ? err : cuzk_strerror(e));

@@ -89,6 +89,8 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.fetch_grace_s = def.fetch_grace_s;
     if (e->cfg.witgen_timeout_s <= 0)
         e->cfg.witgen_timeout_s = 600;
+    if (e->cfg.batch_max <= 0)
+        e->cfg.batch_max = def.batch_max;
     snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
     e->cfg.data_dir = e->data_dir;
     cuzk_err rc = eng_circuits_load(e, err);

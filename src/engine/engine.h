@@ -157,6 +157,11 @@ typedef struct engine_config {
     const char *node;          /* node program for .wasm generators: a path, or a name looked up
                                   in $PATH; NULL or "" = "node" */
     int64_t witgen_timeout_s;  /* seconds one witness generator may run; default 600 */
+    uint64_t gpu_mem;          /* device memory the keys on each GPU may use together (--gpu-mem);
+                                  0 = what the card has. A key that does not fit resident streams
+                                  its bases from page-locked host memory */
+    int batch_max;             /* partitions of one key a GPU worker proves in one pass over a
+                                  streamed key's bases, at most; default 10 (1: never batch) */
 } engine_config;
 
 #define ENGINE_BUDGET_MARGIN ((uint64_t)2 << 30) /* bytes left to the OS by budget auto */

@@ -160,7 +160,7 @@ cuzk_backend *eng_crit_synth(engine *e, ekey *k, void **ks, char *err)
         e->crit_be[c] = cpu_backend_create(c, threads, err);
     }
     if (e->crit_be[c] && !k->ks_crit) {
-        groth16_key_opts opts = {k->matrix, NULL, NULL};
+        groth16_key_opts opts = {.matrix = k->matrix};
         if (e->crit_be[c]->key_attach(e->crit_be[c], &k->z, &opts, &k->ks_crit, err))
             k->ks_crit = NULL;
     }
@@ -248,13 +248,15 @@ static cuzk_err key_load(engine *e, ekey *k, char *err)
         return rc;
     cuzk_curve_id c = k->z.curve->id;
     load_ctx xs = {e, k, -1}, xd[ENGINE_MAX_DEVICES];
-    groth16_key_opts opts = {NULL, load_progress, &xs};
+    groth16_key_opts opts = {.progress = load_progress, .progress_ctx = &xs};
     if ((rc = groth16_vk_from_zkey(&k->vk, NULL, &k->z, err)))
         goto fail_z;
     if ((rc = key_matrix(e, k, err)))
         goto fail_vk;
     opts.matrix = k->matrix;
     cuzk_backend *be = eng_synth_backend(e, c, err);
+    opts.gpu_mem = e->cfg.gpu_mem;
+    opts.batch_max = e->cfg.batch_max > 0 ? (unsigned)e->cfg.batch_max : 1;
     if (!be) {
         rc = CUZK_ENOMEM;
         goto fail_matrix;

@@ -83,4 +83,5 @@ void engine_config_defaults(engine_config *cfg)
     cfg->cpu_threads = 0;
     cfg->proof_ttl_s = 86400;
     cfg->fetch_grace_s = 600;
+    cfg->batch_max = 10;
 }

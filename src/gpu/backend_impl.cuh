@@ -35,8 +35,11 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 extern "C" {
+#include "gpu/stream_plan.h"
 #include "groth16/backend.h"
 #include "groth16/curve_exports.h"
 }
@@ -111,6 +114,26 @@ struct gpu_key {
        left a/b/c there, the one compute_h stored when it left h in d_abc[0, n); 0 none; and
        which call's witness d_w holds */
     uint64_t abc_token, h_token, w_token;
+    /* placement (stream_plan.h) and the device memory charged for it (gpu_mem_charge) */
+    gpu_plan place;
+    size_t dev_bytes;
+    int device;
+    /* STREAMED (place.streamed): the bases in page-locked host memory (shared), a ring of
+       STREAM_RING device buffers of chunk points (and their indices), the gathered scalars of
+       a chunk, one bucket set per partition of a pass, and the scalars of partitions 1.. of a
+       pass ([0] is d_msm_w / d_msm_h) */
+    struct host_bases *hb;
+    size_t chunk;
+    unsigned batch;
+    unsigned stream_c[ZKEY_BASES]; /* window bits of each set's chunks */
+    uint8_t *d_ring[STREAM_RING];
+    uint32_t *d_ring_idx[STREAM_RING];
+    uint32_t *d_chunk_sc;
+    uint8_t *d_bk[STREAM_BATCH_MAX];
+    uint32_t *d_bw[STREAM_BATCH_MAX], *d_bh[STREAM_BATCH_MAX];
+    cudaEvent_t ev_copied[STREAM_RING], ev_used[STREAM_RING];
+    /* totals since attach (mu_msm) */
+    uint64_t passes, bytes_copied, copy_wait_us;
 };
 
 struct gpu_impl {
@@ -129,6 +152,106 @@ size_t set_point_bytes(const zkey_file *z, int k)
     return k == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes;
 }
 
+/* ---- host bases of streamed keys: one page-locked copy per key, shared by every device ---- */
+
+/* A streamed key's bases, its points at infinity left out (stream_compact): pts[i] holds cnt[i]
+   points of set i, idx[i] their indices in the set (NULL when none was left out). Keyed by the
+   zkey, reference-counted across devices and workers. */
+struct host_bases {
+    const zkey_file *z;
+    int refs;
+    uint8_t *pts[ZKEY_BASES];
+    int pinned[ZKEY_BASES];
+    uint32_t *idx[ZKEY_BASES];
+    int idx_pinned[ZKEY_BASES];
+    size_t cnt[ZKEY_BASES];
+    size_t bytes;   /* host bytes of pts and idx */
+    size_t skipped; /* points at infinity left out */
+    host_bases *next;
+};
+static pthread_mutex_t hb_mu = PTHREAD_MUTEX_INITIALIZER;
+static host_bases *hb_list;
+
+static void host_bases_free(host_bases *h)
+{
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        gpu_host_free(h->pts[i], h->pinned[i]);
+        gpu_host_free(h->idx[i], h->idx_pinned[i]);
+    }
+    free(h);
+}
+
+/* the shared host copy of z's bases, made on first use (progress "bases host", in bytes);
+   NULL when out of host memory */
+static host_bases *host_bases_acquire(const zkey_file *z, const groth16_key_opts *opts)
+{
+    pthread_mutex_lock(&hb_mu); /* held while copying: a second device waits for the first's copy */
+    host_bases *h = hb_list;
+    while (h && h->z != z)
+        h = h->next;
+    if (h) {
+        h->refs++;
+        pthread_mutex_unlock(&hb_mu);
+        return h;
+    }
+    h = (host_bases *)calloc(1, sizeof *h);
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t total = 0, done = 0;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        total += (uint64_t)set_points(z, i) * set_point_bytes(z, i);
+    for (int i = 0; h && i < ZKEY_BASES; i++) {
+        size_t n = set_points(z, i), pb = set_point_bytes(z, i);
+        size_t kept = stream_compact(z->bases[i], n, pb, nullptr, nullptr, threads);
+        h->pts[i] = (uint8_t *)gpu_host_alloc(kept * pb, &h->pinned[i]);
+        if (kept < n)
+            h->idx[i] = (uint32_t *)gpu_host_alloc(kept * 4, &h->idx_pinned[i]);
+        if (!h->pts[i] || (kept < n && !h->idx[i])) {
+            host_bases_free(h);
+            h = nullptr;
+            break;
+        }
+        /* in steps of 2^22 points, for the progress display of keys of tens of GiB */
+        const size_t step = (size_t)1 << 22;
+        size_t at = 0;
+        for (size_t off = 0; off < n; off += step) {
+            size_t m = n - off < step ? n - off : step;
+            at += stream_compact(z->bases[i] + off * pb, m, pb, h->pts[i] + at * pb, nullptr, threads);
+            done += m * pb;
+            if (opts->progress)
+                opts->progress(opts->progress_ctx, "bases host", done, total);
+        }
+        if (h->idx[i])
+            stream_compact(z->bases[i], n, pb, nullptr, h->idx[i], threads);
+        h->cnt[i] = kept;
+        h->bytes += kept * pb + (kept < n ? kept * 4 : 0);
+        h->skipped += n - kept;
+    }
+    if (h) {
+        h->z = z;
+        h->refs = 1;
+        h->next = hb_list;
+        hb_list = h;
+    }
+    pthread_mutex_unlock(&hb_mu);
+    return h;
+}
+
+static void host_bases_release(host_bases *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&hb_mu);
+    if (--h->refs == 0) {
+        host_bases **pp = &hb_list;
+        while (*pp != h)
+            pp = &(*pp)->next;
+        *pp = h->next;
+        host_bases_free(h);
+    }
+    pthread_mutex_unlock(&hb_mu);
+}
+
+
 size_t msm_need(const zkey_file *z, int tab)
 {
     size_t m = 0;
@@ -144,41 +267,107 @@ size_t msm_need(const zkey_file *z, int tab)
 
 #define GPU_KEY_RESERVE ((size_t)64 << 20) /* device memory a key leaves free for the runtime */
 
-/* device bytes of a key: base (its bases, matrices, NTT and witness buffers), the MSM scratch
- * (one per set when the sets run in parallel), with tab the h MSM's table, and GPU_KEY_RESERVE */
-size_t key_need(const zkey_file *z, size_t base, int tab, int par_sets)
-{
-    size_t b = base + msm_need(z, tab) * (par_sets ? ZKEY_BASES : 1) + GPU_KEY_RESERVE;
-    if (tab)
-        b += msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1)));
-    return b;
-}
-
-/* Whether the h MSM gets a table of shifted bases (msm.cuh TABLE): CUZK_GPU_MSM_TABLE=1 asks
- * for one whenever the device holds it, 0 never; by default from MSM_TABLE_MIN_POINTS points
- * when the key with the table still leaves a quarter of the device's memory free (other keys
- * and jobs share the device). base: as key_need's. From 2^17 points, above the keys whose five
+/* Whether the h MSM gets a table of shifted bases (msm.cuh TABLE; decided in key_attach through
+ * gpu_plan_key): CUZK_GPU_MSM_TABLE=1 asks for one whenever the device holds it, 0 never; by
+ * default from MSM_TABLE_MIN_POINTS points when the key with the table still leaves a quarter of
+ * the --gpu-mem cap free (other keys and jobs share the device). From 2^17 points, above the keys whose five
  * MSMs always run at once (GPU_PAR_SETS_SMALL): on the H200 the table takes 15 % off a 2^20 h MSM, and
  * the daemon's Filecoin-shaped mix of 2^18 and 2^19 partitions ran 3 % more proofs an hour with
  * it (bench/results/pipeline-2026-12-04-h200-d.md); a 2^18 BLS12-381 key's table is 302 MB. */
 #define MSM_TABLE_MIN_POINTS ((size_t)1 << 17)
-int use_table(const zkey_file *z, size_t base, size_t free_b, size_t total_b, int par_sets)
+/* the shape of a streamed chunk of m points of set i with window bits c (the same for every
+   chunk of the set, so that they share one bucket layout) */
+msm_shape stream_shape(int i, size_t m, unsigned c)
 {
-    const char *env = getenv("CUZK_GPU_MSM_TABLE");
-    size_t n = set_points(z, ZKEY_H);
-    if ((env && !strcmp(env, "0")) || !msm_table_ok(n, GPU_FR_BITS))
-        return 0;
-    int forced = env && !strcmp(env, "1");
-    if (!forced && n < MSM_TABLE_MIN_POINTS)
-        return 0;
-    size_t with = key_need(z, base, 1, par_sets);
-    return with <= free_b && (forced || with + total_b / 4 <= free_b);
+    return msm_shape_of(m, GPU_FR_BITS, c, i != ZKEY_H, 0, i == ZKEY_B2);
+}
+/* window bits of the chunks of set i when it streams cnt points in chunks of chunk points */
+unsigned stream_bits(int i, size_t cnt, size_t chunk)
+{
+    size_t m = cnt < chunk ? cnt : chunk;
+    return msm_window_bits(m ? m : 1, i != ZKEY_H);
+}
+/* device bytes of one chunk's MSM scratch (max over the sets) and of one partition's bucket set
+   (max over the sets), for sets of cnt[i] points */
+void stream_scratch(const size_t *cnt, size_t chunk, size_t *scratch, size_t *buckets)
+{
+    *scratch = *buckets = 0;
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        if (!cnt[i])
+            continue;
+        size_t m = cnt[i] < chunk ? cnt[i] : chunk;
+        msm_shape s = stream_shape(i, m, stream_bits(i, cnt[i], chunk));
+        size_t b = i == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr) : msm_scratch_layout<fq>(s, nullptr, nullptr);
+        size_t bk = s.nbuckets * (i == ZKEY_B2 ? sizeof(xyzz_t<fq2>) : sizeof(xyzz_t<fq>));
+        *scratch = b > *scratch ? b : *scratch;
+        *buckets = bk > *buckets ? bk : *buckets;
+    }
+}
+struct stream_ctx {
+    const zkey_file *z;
+};
+/* stream_plan.h's stream_bytes: the ring (points and their indices), a chunk's gathered
+   scalars and MSM scratch, a bucket set per partition, the scalars of partitions 1.. */
+uint64_t stream_bytes_cb(void *ctx, uint64_t chunk, unsigned batch)
+{
+    const zkey_file *z = ((stream_ctx *)ctx)->z;
+    size_t cnt[ZKEY_BASES], pbmax = 0, scratch, buckets;
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        cnt[i] = set_points(z, i);
+        pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
+    }
+    stream_scratch(cnt, chunk, &scratch, &buckets);
+    return STREAM_RING * (msm_align(chunk * pbmax) + msm_align(chunk * 4)) + msm_align(chunk * 32) + scratch +
+           batch * msm_align(buckets) +
+           (uint64_t)(batch - 1) * (msm_align((size_t)z->n_vars * 32) + msm_align((size_t)z->domain_size * 32));
+}
+
+/* CUZK_GPU_PLACEMENT=resident|streamed|auto (tests, benchmarks): forces a placement */
+int placement_forced()
+{
+    const char *e = getenv("CUZK_GPU_PLACEMENT");
+    if (e && !strcmp(e, "resident"))
+        return GPU_PLACE_RESIDENT;
+    if (e && !strcmp(e, "streamed"))
+        return GPU_PLACE_STREAMED;
+    return GPU_PLACE_AUTO;
+}
+/* CUZK_GPU_STREAM_CHUNK=N: points per streamed chunk (tests: sizes that do not divide a set) */
+size_t chunk_forced()
+{
+    const char *e = getenv("CUZK_GPU_STREAM_CHUNK");
+    if (e && *e) {
+        char *end;
+        unsigned long long v = strtoull(e, &end, 10);
+        if (!*end && v >= 1)
+            return (size_t)v;
+    }
+    return 0;
 }
 
 void key_free(gpu_key *k)
 {
     if (!k)
         return;
+    if (k->dev_bytes)
+        gpu_mem_charge(k->device, -(int64_t)k->dev_bytes);
+    host_bases_release(k->hb);
+    for (int r = 0; r < STREAM_RING; r++) {
+        cudaFree(k->d_ring[r]);
+        cudaFree(k->d_ring_idx[r]);
+        if (k->ev_copied[r])
+            cudaEventDestroy(k->ev_copied[r]);
+        if (k->ev_used[r])
+            cudaEventDestroy(k->ev_used[r]);
+    }
+    cudaFree(k->d_chunk_sc);
+    for (unsigned p = 0; p < STREAM_BATCH_MAX; p++) {
+        cudaFree(k->d_bk[p]);
+        if (p) {
+            cudaFree(k->d_bw[p]);
+            cudaFree(k->d_bh[p]);
+        }
+    }
     for (int i = 0; i < ZKEY_BASES; i++)
         cudaFree(k->d_bases[i]);
     cudaFree(k->d_tab_h);
@@ -240,7 +429,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     gpu_key *k = (gpu_key *)calloc(1, sizeof *k);
     cuzk_matrix *own = nullptr; /* the CSR when we build it here (freed after the upload) */
     const cuzk_matrix *mat = nullptr;
-    size_t need = 0, free_b = 0, total_b = 0, n = 0, rows = 0, nc = 0;
+    size_t free_b = 0, total_b = 0, n = 0, rows = 0, nc = 0;
     uint64_t done = 0, total = 0;
     cuzk_err rc;
     fr wn, iwn, w2n, ninv, one;
@@ -286,31 +475,58 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     rows = 2 * n;
     CUDA_TRY(cudaSetDevice(im->device));
 
-    /* memory plan, checked before any upload */
-    for (int i = 0; i < ZKEY_BASES; i++)
-        need += msm_align(set_points(z, i) * set_point_bytes(z, i));
-    need += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
-    need += msm_align(ntt_tw_bytes<fr>(k->log_n)) + 2 * msm_align(n * 32);    /* twiddles, shift, NTT scratch */
-    need += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);              /* witness, a|b|c */
-    need += msm_align(k->n_vars * 32) + msm_align(n * 32);                  /* MSM scalars */
+    /* memory plan, checked before any upload (stream_plan.h) */
     {
-        size_t pmax = par_sets_max(), largest = 0;
-        for (int i = 0; i < ZKEY_BASES; i++)
+        size_t bases = 0, fixed = 0, largest = 0, pmax = par_sets_max();
+        for (int i = 0; i < ZKEY_BASES; i++) {
+            bases += msm_align(set_points(z, i) * set_point_bytes(z, i));
             largest = set_points(z, i) > largest ? set_points(z, i) : largest;
-        k->par_sets = largest <= pmax;
+        }
+        fixed += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
+        fixed += msm_align(ntt_tw_bytes<fr>(k->log_n)) + 2 * msm_align(n * 32); /* twiddles, shift, NTT scratch */
+        fixed += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);             /* witness, a|b|c */
+        fixed += msm_align(k->n_vars * 32) + msm_align(n * 32);                 /* MSM scalars */
+        fixed += GPU_KEY_RESERVE;
         CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
-        if (k->par_sets && largest > GPU_PAR_SETS_SMALL && key_need(z, need, 0, 1) + total_b / 4 > free_b)
-            k->par_sets = 0;
-    }
-    k->tab_h = use_table(z, need, free_b, total_b, k->par_sets);
-    k->msm_bytes = msm_need(z, k->tab_h);
-    need = key_need(z, need, k->tab_h, k->par_sets);
-    if (need > free_b) {
-        free(k);
-        return cuzk_errf(err, CUZK_ENOMEM,
-                         "gpu %d: key needs %zu bytes of device memory (bases, matrices, NTT and MSM buffers), "
-                         "%zu bytes are free",
-                         im->device, need, free_b);
+        uint64_t cap = opts->gpu_mem ? opts->gpu_mem : total_b, used = gpu_mem_charge(im->device, 0);
+        stream_ctx sctx{z};
+        gpu_plan_in pin = {};
+        pin.cap = cap;
+        pin.avail = cap > used ? cap - used : 0;
+        if (pin.avail > free_b)
+            pin.avail = free_b;
+        pin.fixed = fixed;
+        pin.bases = bases;
+        pin.msm_scratch = msm_need(z, 0);
+        if (largest <= pmax) {
+            pin.par_extra = (ZKEY_BASES - 1) * msm_need(z, 0);
+            pin.par_always = largest <= GPU_PAR_SETS_SMALL;
+        }
+        const char *tenv = getenv("CUZK_GPU_MSM_TABLE");
+        size_t hn = set_points(z, ZKEY_H);
+        pin.table_forced = tenv && !strcmp(tenv, "1");
+        if (!(tenv && !strcmp(tenv, "0")) && msm_table_ok(hn, GPU_FR_BITS) &&
+            (pin.table_forced || hn >= MSM_TABLE_MIN_POINTS)) {
+            size_t d = msm_need(z, 1) > msm_need(z, 0) ? msm_need(z, 1) - msm_need(z, 0) : 0;
+            pin.table = msm_align(msm_table_bytes<fq>(set_shape(z, ZKEY_H, 1))) + d;
+            pin.table_par = (ZKEY_BASES - 1) * d;
+        }
+        pin.points_max = largest;
+        pin.chunk_force = chunk_forced();
+        pin.batch_want = opts->batch_max ? opts->batch_max : 1;
+        pin.force = placement_forced();
+        pin.stream_bytes = stream_bytes_cb;
+        pin.ctx = &sctx;
+        if (gpu_plan_key(&pin, &k->place)) {
+            cuzk_err rc2 = cuzk_errf(err, CUZK_ENOMEM, "gpu %d: %s (--gpu-mem %.2f GiB, %.2f GiB held by other keys, "
+                                     "%.2f GiB free on the device)", im->device, k->place.why,
+                                     (double)cap / (1u << 30), (double)used / (1u << 30), (double)free_b / (1u << 30));
+            free(k);
+            return rc2;
+        }
+        k->par_sets = k->place.par_sets;
+        k->tab_h = k->place.table;
+        k->device = im->device;
     }
     if (pthread_mutex_init(&k->mu_ntt, nullptr) || pthread_mutex_init(&k->mu_msm, nullptr)) {
         free(k);
@@ -336,13 +552,19 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_w, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_wcopy, cudaEventDisableTiming));
 
-    /* bases, kept resident, uploaded in steps so the caller sees progress */
+    /* bases, kept resident, uploaded in steps so the caller sees progress; streamed: copied
+       once into page-locked host memory, shared by every device */
     for (int i = 0; i < ZKEY_BASES; i++)
         total += set_points(z, i) * set_point_bytes(z, i);
-    for (int i = 0; i < ZKEY_BASES; i++) {
+    for (int i = 0; i < ZKEY_BASES && !k->place.streamed; i++) {
         size_t b = set_points(z, i) * set_point_bytes(z, i);
         CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
         CUDA_TRY(upload_chunked(k->d_bases[i], z->bases[i], b, "bases"));
+    }
+    if (k->place.streamed && !(k->hb = host_bases_acquire(z, opts))) {
+        key_free(k);
+        return cuzk_errf(err, CUZK_ENOMEM, "gpu %d: no host memory for the streamed bases (%.2f GiB)", im->device,
+                         (double)total / (1u << 30));
     }
 
     /* CSR of section 4 (matrix.h): the caller's, or built here for this upload only */
@@ -385,6 +607,33 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaMalloc((void **)&k->d_abc, 3 * n * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
     CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
+    if (k->place.streamed) {
+        size_t cnt[ZKEY_BASES], pbmax = 0, buckets = 0;
+        k->chunk = k->place.chunk;
+        k->batch = k->place.batch;
+        for (int i = 0; i < ZKEY_BASES; i++) {
+            cnt[i] = k->hb->cnt[i];
+            k->stream_c[i] = stream_bits(i, cnt[i], k->chunk);
+            pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
+        }
+        stream_scratch(cnt, k->chunk, &k->msm_bytes, &buckets);
+        for (int r = 0; r < STREAM_RING; r++) {
+            CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));
+            CUDA_TRY(cudaMalloc((void **)&k->d_ring_idx[r], k->chunk * 4));
+            CUDA_TRY(cudaEventCreateWithFlags(&k->ev_copied[r], cudaEventDisableTiming));
+            CUDA_TRY(cudaEventCreateWithFlags(&k->ev_used[r], cudaEventDisableTiming));
+        }
+        CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc, k->chunk * 32));
+        k->d_bw[0] = k->d_msm_w;
+        k->d_bh[0] = k->d_msm_h;
+        for (unsigned p = 0; p < k->batch; p++) {
+            CUDA_TRY(cudaMalloc((void **)&k->d_bk[p], buckets));
+            if (p) {
+                CUDA_TRY(cudaMalloc((void **)&k->d_bw[p], k->n_vars * 32));
+                CUDA_TRY(cudaMalloc((void **)&k->d_bh[p], n * 32));
+            }
+        }
+    }
     CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
     if (k->tab_h) { /* built in the MSM scratch, which no MSM uses yet */
         msm_shape s = set_shape(z, ZKEY_H, 1);
@@ -402,6 +651,8 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[1], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaDeviceSynchronize());
+    k->dev_bytes = k->place.need;
+    gpu_mem_charge(im->device, (int64_t)k->dev_bytes);
     *ks = k;
     return CUZK_OK;
 fail:
@@ -604,6 +855,131 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     return cudaSuccess;
 }
 
+/* STREAMED (msm.cuh): one set's MSM for the P partitions of a pass, the set's points taken
+ * chunk by chunk from page-locked host memory. Chunk i goes up on the copy stream into ring
+ * buffer i % STREAM_RING once the chunk that last used that buffer is done, so the copies run up
+ * to STREAM_RING - 1 chunks ahead of the bucket work. Each chunk is one msm_pass (accum) per
+ * partition into that partition's buckets; its scalars are the partition's (sc[p], the set's
+ * first scalar), gathered through the chunk's indices where points at infinity were left out.
+ * msm_pass waits for its partial levels' counts, so the host is in step with the device: when
+ * the next chunk's copy has not landed, the device is idle for it, and that wait is reported
+ * through the phase hook (GROTH16_PHASE_COPY) and added up in *wait_us. */
+template <class F>
+cudaError_t stream_set(gpu_key *k, int set, unsigned P, const uint32_t *const *sc, groth16_ws *const *ws, int u,
+                       uint64_t *wait_us)
+{
+    const host_bases *hb = k->hb;
+    const size_t cnt = hb->cnt[set], pb = set_point_bytes(k->z, set), K = k->chunk;
+    const size_t nch = (cnt + K - 1) / K;
+    const unsigned c = k->stream_c[set];
+    cudaStream_t st = k->st_msm[u], cp = k->st_copy[u];
+    msm_shape full = stream_shape(set, cnt < K ? cnt : K, c);
+    xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
+    cudaError_t e = cudaSuccess;
+    for (unsigned p = 0; p < P && e == cudaSuccess; p++)
+        e = cudaMemsetAsync(k->d_bk[p], 0, full.nbuckets * sizeof(xyzz_t<F>), st);
+    auto issue = [&](size_t i) -> cudaError_t {
+        size_t r = i % STREAM_RING, off = i * K, m = cnt - off < K ? cnt - off : K;
+        cudaError_t x = cudaStreamWaitEvent(cp, k->ev_used[r], 0);
+        if (x == cudaSuccess)
+            x = cudaMemcpyAsync(k->d_ring[r], hb->pts[set] + off * pb, m * pb, cudaMemcpyHostToDevice, cp);
+        if (x == cudaSuccess && hb->idx[set])
+            x = cudaMemcpyAsync(k->d_ring_idx[r], hb->idx[set] + off, m * 4, cudaMemcpyHostToDevice, cp);
+        if (x == cudaSuccess)
+            x = cudaEventRecord(k->ev_copied[r], cp);
+        k->bytes_copied += m * pb + (hb->idx[set] ? m * 4 : 0);
+        return x;
+    };
+    for (size_t i = 0; i < nch && i < STREAM_RING && e == cudaSuccess; i++)
+        e = issue(i);
+    for (size_t i = 0; i < nch && e == cudaSuccess; i++) {
+        size_t r = i % STREAM_RING, off = i * K, m = cnt - off < K ? cnt - off : K;
+        /* the device has finished the chunk before (msm_pass waited for it): if this chunk's
+           copy is still running, the device waits for it */
+        if (cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COPY);
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
+            e = cudaEventSynchronize(k->ev_copied[r]);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            *wait_us += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000);
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COMPUTE);
+            if (e != cudaSuccess)
+                break;
+        }
+        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+        if ((e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
+            break;
+        msm_shape sm = stream_shape(set, m, c);
+        msm_scratch<F> scr;
+        msm_scratch_layout<F>(sm, k->d_msm, &scr);
+        for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+            const uint32_t *scal = sc[p] + off * 8;
+            if (hb->idx[set]) {
+                msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
+                                                                     k->d_ring_idx[r], m);
+                scal = k->d_chunk_sc;
+            }
+            scr.buckets = (xyzz_t<F> *)k->d_bk[p];
+            e = msm_pass<F>(sm, scr, k->d_ring[r], scal, st, 0, nullptr, true);
+        }
+        if (e == cudaSuccess)
+            e = cudaEventRecord(k->ev_used[r], st);
+        if (e == cudaSuccess && i + STREAM_RING < nch)
+            e = issue(i + STREAM_RING);
+    }
+    for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+        msm_scratch<F> scr;
+        msm_scratch_layout<F>(full, k->d_msm, &scr);
+        scr.buckets = (xyzz_t<F> *)k->d_bk[p];
+        if (cnt == 0) {
+            memset(win, 0, sizeof win);
+        } else {
+            if ((e = msm_reduce<F>(full, scr, st, nullptr, win)) != cudaSuccess)
+                break;
+            if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
+                break;
+        }
+        if (std::is_same<F, fq>::value)
+            GPU_C(msm_windows_g1)(ws[p]->msm[set], win, full.rwin, full.c);
+        else
+            GPU_C(msm_windows_g2)(ws[p]->msm[set], win, full.rwin, full.c);
+    }
+    return e;
+}
+
+/* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
+   the device scalars of partition p; the h set waits for ev_h (h is up) */
+cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
+                       const char **what)
+{
+    const uint32_t *sc[STREAM_BATCH_MAX];
+    uint64_t wait = 0;
+    cudaError_t e = cudaSuccess;
+    for (int set = 0; set < ZKEY_BASES && e == cudaSuccess; set++) {
+        for (unsigned p = 0; p < P; p++)
+            sc[p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
+        if (set == ZKEY_H)
+            e = cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0);
+        if (e == cudaSuccess)
+            e = set == ZKEY_B2 ? stream_set<fq2>(k, set, P, sc, ws, u, &wait) : stream_set<fq>(k, set, P, sc, ws, u, &wait);
+    }
+    if (e != cudaSuccess) {
+        *what = "streamed MSM";
+        cudaStreamSynchronize(k->st_copy[u]); /* no copy outlives the call */
+        cudaStreamSynchronize(k->st_msm[u]);
+        return e;
+    }
+    k->passes++;
+    k->copy_wait_us += wait;
+    ws[0]->copy_wait_us += wait;
+    for (unsigned p = 0; p < P; p++)
+        ws[p]->batch = P;
+    return cudaSuccess;
+}
+
 /* one set of a small key's concurrent MSMs, on its own host thread, stream and scratch */
 struct par_set {
     gpu_key *k;
@@ -730,6 +1106,13 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
         CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy[u]));
     }
+    if (k->place.streamed) {
+        uint32_t *w = k->d_msm_w, *h = k->d_msm_h;
+        if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
+            goto fail;
+        pthread_mutex_unlock(&k->mu_msm);
+        return CUZK_OK;
+    }
     if (k->par_sets) {
         CUDA_TRY(cudaEventRecord(k->ev_w, k->st_msm[u]));
         if ((cu_err = msm_sets_parallel(k, im->device, ws, u, &cu_what)) != cudaSuccess)
@@ -753,6 +1136,78 @@ fail:
     pthread_mutex_unlock(&k->mu_msm);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: msm: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
+}
+
+/* msm_all for n workspaces of one key: a streamed key proves up to k->batch of them in each pass
+ * over its bases, their witnesses and h copied up from the host buffers (h must be there: the
+ * daemon's h step writes it); a resident key, or a single workspace, goes through msm_all */
+cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    gpu_key *k = (gpu_key *)ks;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    int u = 0;
+    if (!k->place.streamed || n == 1) {
+        for (int i = 0; i < n; i++) {
+            cuzk_err e = gpu_msm_all(be, ks, ws[i], err);
+            if (e)
+                return e;
+        }
+        return CUZK_OK;
+    }
+    for (int i = 0; i < n; i++) {
+        u |= ws[i]->urgent != 0;
+        if (ws[i]->host_missing & GROTH16_HOST_H)
+            return cuzk_errf(err, CUZK_EINTERNAL, "gpu %d: msm_batch: h of a partition is not in host memory",
+                             im->device);
+    }
+    pthread_mutex_lock(&k->mu_msm);
+    CUDA_TRY(cudaSetDevice(im->device));
+    for (int at = 0; at < n; at += (int)k->batch) {
+        unsigned P = n - at < (int)k->batch ? (unsigned)(n - at) : k->batch;
+        groth16_ws **g = ws + at;
+        phase_set(g[0], GROTH16_PHASE_COPY);
+        for (unsigned p = 0; p < P; p++) {
+            CUDA_TRY(cudaMemcpyAsync(k->d_bw[p], g[p]->wtns, k->n_vars * 32, cudaMemcpyHostToDevice, k->st_msm[u]));
+            CUDA_TRY(cudaMemcpyAsync(k->d_bh[p], g[p]->a, k->n * 32, cudaMemcpyHostToDevice, k->st_msm[u]));
+        }
+        CUDA_TRY(cudaStreamSynchronize(k->st_msm[u]));
+        phase_set(g[0], GROTH16_PHASE_COMPUTE);
+        CUDA_TRY(cudaEventRecord(k->ev_h, k->st_msm[u]));
+        if ((cu_err = stream_all(k, P, k->d_bw, k->d_bh, g, u, &cu_what)) != cudaSuccess)
+            goto fail;
+    }
+    pthread_mutex_unlock(&k->mu_msm);
+    return CUZK_OK;
+fail:
+    cudaStreamSynchronize(k->st_copy[u]);
+    cudaStreamSynchronize(k->st_msm[u]);
+    pthread_mutex_unlock(&k->mu_msm);
+    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
+                     "gpu %d: msm batch: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));
+}
+
+void gpu_key_info(cuzk_backend *be, void *ks, groth16_key_info *out)
+{
+    (void)be;
+    const gpu_key *k = (const gpu_key *)ks;
+    memset(out, 0, sizeof *out);
+    out->placement = k->place.streamed ? "streamed" : "resident";
+    snprintf(out->why, sizeof out->why, "%s", k->place.why);
+    out->device_bytes = k->dev_bytes;
+    out->resident_bytes = k->place.resident;
+    out->table = k->tab_h;
+    out->batch_max = k->place.streamed ? k->batch : 1;
+    if (k->hb) {
+        out->host_bytes = k->hb->bytes;
+        out->chunk_points = k->chunk;
+        out->stream_bytes = k->hb->bytes;
+        out->points_skipped = k->hb->skipped;
+    }
+    out->passes = __atomic_load_n(&k->passes, __ATOMIC_RELAXED);
+    out->bytes_copied = __atomic_load_n(&k->bytes_copied, __ATOMIC_RELAXED);
+    out->copy_wait_us = __atomic_load_n(&k->copy_wait_us, __ATOMIC_RELAXED);
 }
 
 void gpu_destroy(cuzk_backend *be)
@@ -803,6 +1258,8 @@ extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
     be->eval_abc = gpu_eval_abc;
     be->compute_h = gpu_compute_h;
     be->msm_all = gpu_msm_all;
+    be->msm_batch = gpu_msm_batch;
+    be->key_info = gpu_key_info;
     be->destroy = gpu_destroy;
     return be;
 }

@@ -3,6 +3,7 @@
  * without a GPU or driver gets a clean "no CUDA device found" (and pageable memory). */
 #include <cuda_runtime.h>
 #include <stdlib.h>
+#include <string.h>
 
 extern "C" {
 #include "groth16/backend.h"
@@ -71,4 +72,59 @@ extern "C" uint64_t gpu_token_next(void)
 {
     static uint64_t next;
     return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
+}
+
+extern "C" uint64_t gpu_mem_charge(int device, int64_t delta)
+{
+    static uint64_t used[64];
+    if (device < 0 || device >= 64)
+        return 0;
+    return __atomic_add_fetch(&used[device], (uint64_t)delta, __ATOMIC_ACQ_REL);
+}
+
+/* host-to-device copy rate from page-locked memory: bytes copied in 64 MiB pieces (the streamed
+   bases' largest chunks are of that order), best of three runs, in GB/s (1e9 bytes); -1 and err
+   on failure */
+extern "C" double gpu_h2d_bandwidth(int device, size_t bytes, char *err)
+{
+    cuda_env_once();
+    void *h = nullptr, *d = nullptr;
+    cudaEvent_t a = nullptr, b = nullptr;
+    double best = -1;
+    const size_t piece = (size_t)64 << 20;
+    cudaError_t e = cudaSetDevice(device);
+    if (e == cudaSuccess)
+        e = cudaHostAlloc(&h, bytes, cudaHostAllocPortable);
+    if (e == cudaSuccess)
+        e = cudaMalloc(&d, bytes);
+    if (e == cudaSuccess)
+        memset(h, 0x5a, bytes);
+    if (e == cudaSuccess && (e = cudaEventCreate(&a)) == cudaSuccess)
+        e = cudaEventCreate(&b);
+    for (int run = 0; run < 4 && e == cudaSuccess; run++) {
+        cudaEventRecord(a, 0);
+        for (size_t off = 0; off < bytes && e == cudaSuccess; off += piece)
+            e = cudaMemcpyAsync((uint8_t *)d + off, (uint8_t *)h + off, bytes - off < piece ? bytes - off : piece,
+                                cudaMemcpyHostToDevice, 0);
+        cudaEventRecord(b, 0);
+        if (e == cudaSuccess)
+            e = cudaEventSynchronize(b);
+        float ms = 0;
+        if (e == cudaSuccess && run > 0 && cudaEventElapsedTime(&ms, a, b) == cudaSuccess && ms > 0) {
+            double r = (double)bytes / (ms * 1e6);
+            best = r > best ? r : best;
+        }
+    }
+    if (e != cudaSuccess) {
+        cuzk_errf(err, CUZK_EDEVICE, "gpu %d: bandwidth probe: %s", device, cudaGetErrorString(e));
+        best = -1;
+    }
+    if (a)
+        cudaEventDestroy(a);
+    if (b)
+        cudaEventDestroy(b);
+    cudaFree(d);
+    if (h)
+        cudaFreeHost(h);
+    return best;
 }

@@ -331,6 +331,142 @@ done:
     return fails;
 }
 
+/* fills witness w (nv values) of kind: 0 zeros (but the constant 1), 1 all ones, 2 a mix of 0, 1
+   and random values, 3 random values (dense) */
+static void make_witness(uint8_t *w, size_t nv, int kind, const uint8_t *r_le)
+{
+    for (size_t i = 0; i < nv; i++) {
+        uint8_t *v = w + 32 * i;
+        uint64_t pick = kind == 2 ? rnd() % 4 : kind == 3 ? 2 : (uint64_t)kind;
+        memset(v, 0, 32);
+        if (i == 0 || pick == 1) {
+            v[0] = 1;
+        } else if (pick >= 2) {
+            for (;;) {
+                for (int k = 0; k < 4; k++) {
+                    uint64_t x = rnd();
+                    memcpy(v + 8 * k, &x, 8);
+                }
+                v[31] &= 0x7f;
+                int lt = 0;
+                for (int k = 31; k >= 0; k--)
+                    if (v[k] != r_le[k]) {
+                        lt = v[k] < r_le[k];
+                        break;
+                    }
+                if (lt)
+                    break;
+            }
+        }
+    }
+}
+
+/* STREAMED: the key attached again with its bases in host memory (CUZK_GPU_PLACEMENT=streamed)
+ * in chunks of `chunk` points (0: the planner's), then msm_all on one workspace and msm_batch
+ * on 1, 3 and 10 workspaces (witnesses of all zeros, all ones, mixed, random), against the CPU
+ * backend's MSMs of each. With gpu_mem set, the cap alone must make the key stream. */
+#define STREAM_WS 10
+/* the CPU results the streamed checks compare with: STREAM_WS workspaces (witnesses of all
+   zeros, all ones, mixed, random in turn), each in mem[i] = [CPU a|b|c][GPU a|b|c][witness],
+   the GPU's a holding the CPU's h */
+typedef struct stream_refs {
+    uint8_t *mem[STREAM_WS];
+    int pinned[STREAM_WS];
+    groth16_ws ref[STREAM_WS], ws[STREAM_WS];
+} stream_refs;
+
+static int stream_refs_make(stream_refs *r, const zkey_file *z, cuzk_backend *cpu, void *ks_c)
+{
+    char err[CUZK_ERRLEN];
+    size_t abc = groth16_ws_size(z), nv = z->n_vars, wb = 32 * nv;
+    memset(r, 0, sizeof *r);
+    for (int i = 0; i < STREAM_WS; i++) {
+        uint8_t *m = r->mem[i] = gpu_host_alloc(2 * abc + wb, &r->pinned[i]);
+        if (!m) {
+            fprintf(stderr, "FAIL: out of memory\n");
+            return 1;
+        }
+        make_witness(m + 2 * abc, nv, i % 4, z->curve->r_le);
+        groth16_ws_init(&r->ref[i], z, m, m + 2 * abc);
+        if (cpu->eval_abc(cpu, ks_c, &r->ref[i], err) || cpu->compute_h(cpu, ks_c, &r->ref[i], err) ||
+            cpu->msm_all(cpu, ks_c, &r->ref[i], err)) {
+            fprintf(stderr, "FAIL: cpu steps: %s\n", err);
+            return 1;
+        }
+        memcpy(m + abc, m, (size_t)z->domain_size * 32);
+        groth16_ws_init(&r->ws[i], z, m + abc, m + 2 * abc);
+        r->ws[i].pinned = r->pinned[i];
+    }
+    return 0;
+}
+
+static void stream_refs_free(stream_refs *r)
+{
+    for (int i = 0; i < STREAM_WS; i++)
+        if (r->mem[i])
+            gpu_host_free(r->mem[i], r->pinned[i]);
+}
+
+/* STREAMED: the key attached again with its bases in host memory (CUZK_GPU_PLACEMENT=streamed)
+ * in chunks of `chunk` points (0: the planner's), then msm_all on one workspace and msm_batch
+ * on 1, 3 and 10 workspaces (witnesses of all zeros, all ones, mixed, random; 4 a pass), against
+ * the CPU backend's MSMs of each. With gpu_mem set instead, the cap alone must make it stream. */
+static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu, const cuzk_matrix *mat, const mq *f,
+                          size_t chunk, uint64_t gpu_mem)
+{
+    char err[CUZK_ERRLEN], cbuf[32];
+    int fails = 0;
+    groth16_ws *wp[STREAM_WS];
+    void *ks = NULL;
+    groth16_key_opts opts = {.matrix = mat, .gpu_mem = gpu_mem, .batch_max = 4};
+    if (!gpu_mem)
+        setenv("CUZK_GPU_PLACEMENT", "streamed", 1);
+    snprintf(cbuf, sizeof cbuf, "%zu", chunk);
+    if (chunk)
+        setenv("CUZK_GPU_STREAM_CHUNK", cbuf, 1);
+    cuzk_err e = gpu->key_attach(gpu, z, &opts, &ks, err);
+    unsetenv("CUZK_GPU_PLACEMENT");
+    unsetenv("CUZK_GPU_STREAM_CHUNK");
+    if (e) {
+        fprintf(stderr, "FAIL: streamed key attach (chunk %zu, cap %llu): %s\n", chunk, (unsigned long long)gpu_mem,
+                err);
+        return 1;
+    }
+    groth16_key_info ki;
+    gpu->key_info(gpu, ks, &ki);
+    printf("  streamed key: %s\n", ki.why);
+    if (strcmp(ki.placement, "streamed") || (chunk && ki.chunk_points != chunk)) {
+        fprintf(stderr, "FAIL: placement %s, chunk %llu (wanted streamed, chunk %zu)\n", ki.placement,
+                (unsigned long long)ki.chunk_points, chunk);
+        gpu->key_detach(gpu, ks);
+        return 1;
+    }
+    for (int i = 0; i < STREAM_WS; i++)
+        wp[i] = &r->ws[i];
+    memset(r->ws[3].msm, 0xa5, sizeof r->ws[3].msm);
+    int ok = gpu->msm_all(gpu, ks, &r->ws[3], err) == CUZK_OK && msm_all_equal(f, &r->ref[3], &r->ws[3]);
+    printf("  streamed msm_all (random witness): %s\n", ok ? "ok" : "FAIL");
+    fails += !ok;
+    static const int batches[3] = {1, 3, STREAM_WS};
+    for (int b = 0; b < 3; b++) {
+        for (int i = 0; i < batches[b]; i++)
+            memset(r->ws[i].msm, 0xa5, sizeof r->ws[i].msm);
+        e = gpu->msm_batch(gpu, ks, wp, batches[b], err);
+        ok = e == CUZK_OK;
+        for (int i = 0; i < batches[b] && ok; i++)
+            ok &= msm_all_equal(f, &r->ref[i], &r->ws[i]);
+        printf("  streamed msm_batch of %d (zeros, ones, mixed, random): %s%s%s\n", batches[b], ok ? "ok" : "FAIL",
+               e ? ": " : "", e ? err : "");
+        fails += !ok;
+    }
+    gpu->key_info(gpu, ks, &ki);
+    printf("  streamed: %llu passes, %llu bytes copied, copy wait %.1f ms, %llu points at infinity left out\n",
+           (unsigned long long)ki.passes, (unsigned long long)ki.bytes_copied, ki.copy_wait_us / 1e3,
+           (unsigned long long)ki.points_skipped);
+    gpu->key_detach(gpu, ks);
+    return fails;
+}
+
 static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
 {
     char err[CUZK_ERRLEN];
@@ -468,6 +604,25 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     }
     printf("  ms cpu/gpu: eval_abc %.2f/%.2f compute_h %.2f/%.2f msm_all %.2f/%.2f\n", tc[0], tg[0], tc[1], tg[1],
            tc[2], tg[2]);
+    /* streamed (GPU_TEST_STREAM=0 leaves it out): chunks that do not divide the sets, small
+       chunks, the planner's; then a cap just below the resident need, the resident key detached */
+    if (!getenv("GPU_TEST_STREAM") || strcmp(getenv("GPU_TEST_STREAM"), "0")) {
+        stream_refs sr;
+        if (stream_refs_make(&sr, &z, cpu, ks_c)) {
+            fails++;
+        } else {
+            size_t big = z.n_bases[ZKEY_A] > z.n_bases[ZKEY_H] ? z.n_bases[ZKEY_A] : z.n_bases[ZKEY_H];
+            size_t chunks[3] = {big / 3 + 7, 1000, 0};
+            for (int c = 0; c < 3; c++)
+                fails += check_streamed(&z, &sr, gpu, mat, &f, chunks[c], 0);
+            groth16_key_info ki;
+            gpu->key_info(gpu, ks_g, &ki);
+            gpu->key_detach(gpu, ks_g);
+            ks_g = NULL;
+            fails += check_streamed(&z, &sr, gpu, mat, &f, 0, ki.resident_bytes - 1);
+        }
+        stream_refs_free(&sr);
+    }
 done:
     if (ks_c)
         cpu->key_detach(cpu, ks_c);
@@ -494,6 +649,16 @@ int main(int argc, char **argv)
             return 1;
         }
         printf("SKIP: no GPU (%s)\n", err);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "--bandwidth")) { /* bench/stream.sh */
+        size_t mib = argc >= 3 ? (size_t)atoi(argv[2]) : 2048;
+        double r = gpu_h2d_bandwidth(0, mib << 20, err);
+        if (r < 0) {
+            fprintf(stderr, "FAIL: %s\n", err);
+            return 1;
+        }
+        printf("h2d page-locked: %.2f GB/s over %zu MiB\n", r, mib);
         return 0;
     }
     if (argc < 2) {

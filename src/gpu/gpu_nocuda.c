@@ -39,6 +39,21 @@ uint64_t gpu_token_next(void)
     return __atomic_add_fetch(&next, 1, __ATOMIC_RELAXED);
 }
 
+uint64_t gpu_mem_charge(int device, int64_t delta)
+{
+    (void)device;
+    (void)delta;
+    return 0;
+}
+
+double gpu_h2d_bandwidth(int device, size_t bytes, char *err)
+{
+    (void)device;
+    (void)bytes;
+    cuzk_errf(err, CUZK_ENODEV, "this cuzk was built without CUDA");
+    return -1;
+}
+
 /* the fixed-base kernels of dev-circuit (fixed_base.h) */
 #define GPU_FIXED_BASE_STUBS(C)                                                                     \
     cuzk_err gpu_fixed_base_g1_##C(gpu_fixed_base **out, const void *h_table, unsigned w,        \

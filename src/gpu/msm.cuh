@@ -423,12 +423,21 @@ struct msm_src_partial {
 template <class F, class SRC>
 __device__ __forceinline__ void msm_flush_run(const SRC &src, const xyzz_t<F> &acc, uint32_t key, bool first,
                                               bool last, size_t start, size_t end, size_t m, unsigned c, size_t t,
-                                              xyzz_t<F> *buckets, uint32_t *out_key, xyzz_t<F> *out_pt)
+                                              xyzz_t<F> *buckets, uint32_t *out_key, xyzz_t<F> *out_pt,
+                                              bool accum = false)
 {
     bool left_open = first && start > 0 && src.key(start - 1) == key;
     bool right_open = last && end < m && src.key(end) == key;
     if (!left_open && !right_open) {
-        acc.store(buckets + msm_bucket_at(key, c));
+        /* accum: the buckets hold earlier chunks' sums (STREAMED); each bucket is flushed once
+           per pass, so the read-add-write races with nothing */
+        if (accum) {
+            xyzz_t<F> b = xyzz_t<F>::load(buckets + msm_bucket_at(key, c));
+            b.add(acc);
+            b.store(buckets + msm_bucket_at(key, c));
+        } else {
+            acc.store(buckets + msm_bucket_at(key, c));
+        }
     } else {
         size_t slot = 2 * t + (left_open ? 0 : 1);
         out_key[slot] = key;
@@ -438,7 +447,8 @@ __device__ __forceinline__ void msm_flush_run(const SRC &src, const xyzz_t<F> &a
 
 template <class F, class SRC>
 __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
-                                                             uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk)
+                                                             uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk,
+                                                             bool accum)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t start = t * chunk;
@@ -454,7 +464,8 @@ __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsig
         if (e == end || k != key) {
             /* flush the run [run, e) of key */
             if (key & bmask)
-                msm_flush_run(src, acc, key, run == start, e == end, start, end, m, c, t, buckets, out_key, out_pt);
+                msm_flush_run(src, acc, key, run == start, e == end, start, end, m, c, t, buckets, out_key, out_pt,
+                              accum);
             if (e == end)
                 break;
             key = k;
@@ -771,7 +782,15 @@ struct msm_prof {
  * many times faster than one GPU thread. reuse_sort != 0 skips the
  * digits and the sort and uses the sorted entries the previous call left in sc (same n and
  * scalars: the A, B1 and B2 MSMs share the witness; the entry arrays sit at the same offsets
- * in the G1 and G2 layouts). */
+ * in the G1 and G2 layouts). The two halves, msm_pass and msm_reduce, also run apart
+ * (STREAMED below). */
+template <class F>
+static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
+                            const uint32_t *d_scalars, cudaStream_t st, int reuse_sort, msm_prof *prof, bool accum);
+template <class F>
+static cudaError_t msm_reduce(const msm_shape &s, const msm_scratch<F> &sc, cudaStream_t st, msm_prof *prof,
+                              void *h_windows);
+
 template <class F>
 static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
                            const uint32_t *d_scalars, cudaStream_t st, int reuse_sort = 0,
@@ -787,6 +806,32 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         e = cudaMemsetAsync(sc.result, 0, 3 * sizeof(F), st);
         return e;
     }
+    if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
+        return e;
+    if ((e = msm_pass<F>(s, sc, d_bases, d_scalars, st, reuse_sort, prof, false)) != cudaSuccess)
+        return e;
+    return msm_reduce<F>(s, sc, st, prof, h_windows);
+}
+
+/* STREAMED. The bases of a key too large for the device cross in chunks (backend_impl.cuh):
+ * each chunk of m points is one msm_pass over its m scalars with accum set, so its buckets are
+ * added to those of the chunks before (the buckets start at zero, and every chunk uses the same
+ * window bits c, so the same nwin and bucket layout), and one msm_reduce after the last chunk
+ * gives the MSM's window sums. A bucket is flushed once per pass (a run wholly inside a
+ * level-0 chunk, or at the partial level where its run closes), so the addition to the stored
+ * bucket races with nothing. The digits, sort and partial levels of a chunk cost what they cost
+ * in one pass over all points; the extra cost is one bucket read and addition per bucket a
+ * chunk touches. */
+
+/* digits and sort (unless reuse_sort), level 0 and the partial levels of one MSM (or one chunk
+ * of it, accum) into sc.buckets, which the caller zeroed */
+template <class F>
+static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
+                            const uint32_t *d_scalars, cudaStream_t st, int reuse_sort, msm_prof *prof, bool accum)
+{
+    cudaError_t e;
+    if (s.n == 0)
+        return cudaSuccess;
     if (!reuse_sort) {
         msm_digits_kernel<<<msm_grid(s.n, 256), 256, 0, st>>>(sc.keys_in, sc.vals_in, d_scalars, s.n, s.c, s.nwin,
                                                                     s.tab);
@@ -807,13 +852,11 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         }
     }
     MSM_PROF_MARK(prof, 1, st);
-    if ((e = cudaMemsetAsync(sc.buckets, 0, s.nbuckets * sizeof(xyzz_t<F>), st)) != cudaSuccess)
-        return e;
     if ((e = cudaMemsetAsync(sc.pkey[0], 0xff, s.slots0 * 4, st)) != cudaSuccess)
         return e;
     msm_src_affine<F> src0{sc.keys_out, sc.vals_out, d_bases};
     size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
-    if (s.aff_kernel) {
+    if (s.aff_kernel && !accum) {
         if ((e = cudaMemsetAsync(sc.aff_next, 0, 4, st)) != cudaSuccess)
             return e;
         msm_affine_kernel<F><<<msm_grid(s.aff_threads, 128), 128, 0, st>>>(
@@ -821,7 +864,7 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
             sc.aff_pre, sc.aff_next, s.aff_threads);
     } else {
         msm_accumulate_kernel<F, msm_src_affine<F>><<<msm_grid(threads, 128), 128, 0, st>>>(
-            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0);
+            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0, accum);
     }
     MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
@@ -848,14 +891,24 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
         if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
             return e;
         msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
-        msm_accumulate_kernel<F, msm_src_partial<F>>
-            <<<msm_grid(th, 128), 128, 0, st>>>(src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK);
+        msm_accumulate_kernel<F, msm_src_partial<F>><<<msm_grid(th, 128), 128, 0, st>>>(
+            src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum);
         nslots = 2 * th;
         cur = nxt;
         if (prof)
             prof->levels++;
     }
     MSM_PROF_MARK(prof, 3, st);
+    return cudaGetLastError();
+}
+
+/* the bucket reduction of s.rwin windows of sc.buckets: the window sums to h_windows (host), or
+ * the Jacobian result to sc.result */
+template <class F>
+static cudaError_t msm_reduce(const msm_shape &s, const msm_scratch<F> &sc, cudaStream_t st, msm_prof *prof,
+                              void *h_windows)
+{
+    cudaError_t e;
     if (s.groups > 1 && (e = cudaMemsetAsync(sc.sums, 0, (size_t)s.rwin * msm_wstride(s.c2) * sizeof(xyzz_t<F>), st)))
         return e;
     msm_bucket_sums_kernel<F><<<msm_grid((size_t)s.rwin * s.groups, 128), 128, 0, st>>>(
@@ -883,5 +936,18 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
     }
     MSM_PROF_MARK(prof, 5, st);
     return cudaGetLastError();
+}
+
+/* scalars of a chunk of a set whose bases were compacted (points at infinity left out):
+   out[j] <- scalars[idx[j]], m entries of 32 bytes */
+static __global__ __launch_bounds__(256) void msm_gather_kernel(uint4 *out, const uint4 *scalars, const uint32_t *idx,
+                                                                size_t m)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    size_t i = idx[j];
+    out[2 * j] = scalars[2 * i];
+    out[2 * j + 1] = scalars[2 * i + 1];
 }
 #endif

@@ -63,6 +63,10 @@ typedef struct groth16_ws {
     void *phase_ctx;
     int urgent;           /* latency-critical (a critical job's partition): a device backend runs
                              its work ahead of other work on the device (stream priority) */
+    uint64_t copy_wait_us; /* added to by a device backend: microseconds the device sat waiting
+                              for a streamed chunk of the key's bases to arrive (also reported
+                              through the phase hook while it lasts) */
+    unsigned batch;       /* set by msm_batch: partitions proved in the same pass over the bases */
 } groth16_ws;
 
 enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
@@ -78,7 +82,30 @@ typedef struct groth16_key_opts {
        May be NULL. */
     void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
     void *progress_ctx;
+    /* device backends: bytes of device memory every key on the device together may use
+       (--gpu-mem); 0: what the device has. A key that does not fit resident is streamed
+       (groth16_key_info), one that fits neither way is refused with CUZK_ENOMEM. */
+    uint64_t gpu_mem;
+    /* device backends: partitions one streamed pass over the bases may serve (msm_batch); 0: 1 */
+    unsigned batch_max;
 } groth16_key_opts;
+
+/* Where a backend keeps a key, for `cuzk prove -v` and /status (key_info). */
+typedef struct groth16_key_info {
+    const char *placement;   /* "resident" (bases on the device), "streamed" (bases in page-locked
+                                host memory, copied in chunks for each MSM), "host" (CPU) */
+    char why[256];           /* the decision in words */
+    uint64_t device_bytes;   /* device memory the key holds */
+    uint64_t resident_bytes; /* device memory it would hold resident, at least */
+    uint64_t host_bytes;     /* page-locked host memory of its streamed bases (shared by devices) */
+    uint64_t chunk_points;   /* streamed: points per chunk */
+    unsigned batch_max;      /* streamed: partitions per pass */
+    uint64_t stream_bytes;   /* streamed: bytes of bases one pass copies (points at infinity left out) */
+    uint64_t points_skipped; /* streamed: points at infinity, never copied */
+    int table;               /* resident: the h MSM runs over a table of shifted bases */
+    /* streamed, since attach: passes, bytes copied, microseconds the device waited on copies */
+    uint64_t passes, bytes_copied, copy_wait_us;
+} groth16_key_info;
 
 typedef struct cuzk_backend cuzk_backend;
 struct cuzk_backend {
@@ -103,6 +130,12 @@ struct cuzk_backend {
     /* ws->msm[set] <- sum_i scalar_i * base_i for all five sets (A, B1, B2, C, H):
        witness scalars for A/B1/B2, witness[n_public+1..] for C, h for H. */
     cuzk_err (*msm_all)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
+    /* msm_all for n workspaces of one key (the h step of each done, h on the host), in as few
+       passes over the bases as the key's batch size allows; NULL: the caller runs msm_all on
+       each. Results as msm_all's, byte for byte. */
+    cuzk_err (*msm_batch)(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char *err);
+    /* fills *out (NULL: the backend keeps keys in host memory, placement "host") */
+    void (*key_info)(cuzk_backend *be, void *ks, groth16_key_info *out);
     void (*destroy)(cuzk_backend *be);
 };
 
@@ -122,5 +155,11 @@ void *gpu_host_alloc(size_t bytes, int *pinned);
 void gpu_host_free(void *p, int pinned);
 /* a process-wide unique, nonzero token (groth16_ws.abc_token, h_token, w_token) */
 uint64_t gpu_token_next(void);
+/* device memory that attached keys hold on CUDA device `device`, after adding delta (the GPU
+ * backends of both curves charge it, so --gpu-mem bounds all keys on a device together) */
+uint64_t gpu_mem_charge(int device, int64_t delta);
+/* page-locked host-to-device copy rate of CUDA device `device` over `bytes` bytes, GB/s (the
+ * bound of a streamed key: its bytes over this rate); -1 and err when it cannot be measured */
+double gpu_h2d_bandwidth(int device, size_t bytes, char *err);
 
 #endif

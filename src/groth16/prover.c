@@ -237,6 +237,69 @@ done:
     return e;
 }
 
+cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
+                             const groth16_rs *rs, int n, uint8_t *mem, int pinned, groth16_times *t, char *err)
+{
+    groth16_times tt = {0};
+    size_t bytes = groth16_ws_size(z), wbytes = 32 * (size_t)z->n_vars, per = groth16_prove_mem_size(z);
+    groth16_ws *ws = calloc((size_t)n, sizeof *ws);
+    groth16_ws **wp = calloc((size_t)n, sizeof *wp);
+    groth16_rs fresh;
+    cuzk_err e = zkey_check_witness(z, w, err);
+    double t0 = mono_s(), t1;
+    if (!ws || !wp) {
+        e = cuzk_errf(err, CUZK_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (e)
+        goto done;
+    for (int i = 0; i < n; i++) {
+        copy_parallel(mem + i * per + bytes, w->values, wbytes);
+        groth16_ws_init(&ws[i], z, mem + i * per, mem + i * per + bytes);
+        ws[i].pinned = pinned;
+        wp[i] = &ws[i];
+    }
+    t1 = mono_s();
+    tt.setup = t1 - t0;
+    for (int i = 0; i < n; i++) {
+        if ((e = groth16_step_abc(be, ks, &ws[i], err)))
+            goto done;
+        tt.abc += mono_s() - t1;
+        t1 = mono_s();
+        if ((e = groth16_step_h(be, ks, &ws[i], err)))
+            goto done;
+        tt.h += mono_s() - t1;
+        t1 = mono_s();
+    }
+    if (be->msm_batch)
+        e = be->msm_batch(be, ks, wp, n, err);
+    else
+        for (int i = 0; i < n && !e; i++)
+            e = groth16_step_msm(be, ks, &ws[i], err);
+    if (e)
+        goto done;
+    tt.msm = mono_s() - t1;
+    t1 = mono_s();
+    for (int i = 0; i < n; i++) {
+        const groth16_rs *r = rs;
+        if (!r) {
+            if ((e = groth16_rs_random(&fresh, z->curve, err)))
+                goto done;
+            r = &fresh;
+        }
+        if ((e = groth16_step_assemble(&out[i], z, &ws[i], r, err)))
+            goto done;
+    }
+    tt.assemble = mono_s() - t1;
+    if (t)
+        *t = tt;
+done:
+    memset(&fresh, 0, sizeof fresh);
+    free(ws);
+    free(wp);
+    return e;
+}
+
 cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err)
 {
     memset(out, 0, sizeof *out);

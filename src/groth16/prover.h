@@ -52,6 +52,14 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
                              const wtns_file *w, const groth16_rs *rs, uint8_t *mem, int pinned,
                              groth16_times *t, char *err);
 
+/* n proofs of one witness (out[0..n-1]) with the five MSMs of all n in as few passes over the
+ * key's bases as the backend allows (backend msm_batch: a streamed key's chunks cross to the
+ * device once for several partitions); each proof gets rs, or fresh random r, s when rs is
+ * NULL. mem: n x groth16_prove_mem_size(z) bytes, 64-byte aligned. t: the steps' times summed
+ * over the n (msm: the whole batch). */
+cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
+                             const groth16_rs *rs, int n, uint8_t *mem, int pinned, groth16_times *t, char *err);
+
 /* public signals of a witness: values[1..n_public] */
 cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wtns_file *w, char *err);
 

@@ -1,0 +1,176 @@
+/* stream_plan.c - resident or streamed placement of a key on a GPU (see stream_plan.h). */
+#include "gpu/stream_plan.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+static double gib(uint64_t b) { return (double)b / (double)(1ull << 30); }
+
+/* the smallest power of two >= x (x >= 1) */
+static uint64_t pow2_ceil(uint64_t x)
+{
+    uint64_t p = 1;
+    while (p < x)
+        p <<= 1;
+    return p;
+}
+
+int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
+{
+    memset(out, 0, sizeof *out);
+    out->batch = 1;
+    uint64_t resident = in->fixed + in->bases + in->msm_scratch, quarter = in->cap / 4;
+    out->resident = resident;
+    if (in->force != GPU_PLACE_STREAMED && resident <= in->avail) {
+        out->need = resident;
+        if (in->par_extra && out->need + in->par_extra <= in->avail &&
+            (in->par_always || out->need + in->par_extra + quarter <= in->avail)) {
+            out->par_sets = 1;
+            out->need += in->par_extra;
+        }
+        uint64_t tb = in->table + (out->par_sets ? in->table_par : 0);
+        if (in->table && out->need + tb <= in->avail && (in->table_forced || out->need + tb + quarter <= in->avail)) {
+            out->table = 1;
+            out->need += tb;
+        }
+        snprintf(out->why, sizeof out->why, "resident: the key needs %.2f GiB of the %.2f GiB it may use%s%s",
+                 gib(out->need), gib(in->avail), out->table ? ", with the h table" : "",
+                 in->table && !out->table ? " (no room for the h table)" : "");
+        return 0;
+    }
+    if (in->force == GPU_PLACE_RESIDENT) {
+        snprintf(out->why, sizeof out->why,
+                 "the key needs %.2f GiB of device memory to stay resident, %.2f GiB may be used "
+                 "(placement forced to resident)",
+                 gib(resident), gib(in->avail));
+        return -1;
+    }
+    /* streamed: the largest power-of-two chunk that fits, then as many partitions as fit */
+    uint64_t top = in->points_max ? pow2_ceil(in->points_max) : STREAM_CHUNK_MIN;
+    if (top > STREAM_CHUNK_MAX)
+        top = STREAM_CHUNK_MAX;
+    if (top < STREAM_CHUNK_MIN)
+        top = STREAM_CHUNK_MIN;
+    uint64_t chunk = 0;
+    if (in->chunk_force) {
+        chunk = in->chunk_force;
+        if (in->fixed + in->stream_bytes(in->ctx, chunk, 1) > in->avail)
+            chunk = 0;
+    } else {
+        for (uint64_t c = top; c >= STREAM_CHUNK_MIN && !chunk; c >>= 1)
+            if (in->fixed + in->stream_bytes(in->ctx, c, 1) <= in->avail)
+                chunk = c;
+    }
+    if (!chunk) {
+        uint64_t least = in->fixed + in->stream_bytes(in->ctx, in->chunk_force ? in->chunk_force : STREAM_CHUNK_MIN, 1);
+        snprintf(out->why, sizeof out->why,
+                 "the key needs %.2f GiB of device memory resident, or %.2f GiB streamed (%.2f GiB of it for the "
+                 "matrices, NTT and scalar buffers); %.2f GiB may be used",
+                 gib(resident), gib(least), gib(in->fixed), gib(in->avail));
+        return -1;
+    }
+    unsigned want = in->batch_want ? in->batch_want : 1, batch = 1;
+    if (want > STREAM_BATCH_MAX)
+        want = STREAM_BATCH_MAX;
+    while (batch < want && in->fixed + in->stream_bytes(in->ctx, chunk, batch + 1) <= in->avail)
+        batch++;
+    out->streamed = 1;
+    out->chunk = chunk;
+    out->batch = batch;
+    out->need = in->fixed + in->stream_bytes(in->ctx, chunk, batch);
+    if (in->force == GPU_PLACE_STREAMED && resident <= in->avail)
+        snprintf(out->why, sizeof out->why,
+                 "streamed (placement forced): chunks of %llu points, %u partition%s a pass, %.2f GiB on the device",
+                 (unsigned long long)chunk, batch, batch == 1 ? "" : "s", gib(out->need));
+    else
+        snprintf(out->why, sizeof out->why,
+                 "streamed: resident would need %.2f GiB, %.2f GiB may be used; chunks of %llu points, %u "
+                 "partition%s a pass, %.2f GiB on the device",
+                 gib(resident), gib(in->avail), (unsigned long long)chunk, batch, batch == 1 ? "" : "s",
+                 gib(out->need));
+    return 0;
+}
+
+/* ---- compaction of a set's points (stream_compact) ---- */
+
+static int is_inf(const uint8_t *p, uint64_t pb)
+{
+    for (uint64_t i = 0; i < pb; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        if (w)
+            return 0;
+    }
+    return 1;
+}
+
+typedef struct compact_part {
+    const uint8_t *pts;
+    uint64_t lo, hi, pb, at; /* points [lo, hi); at: first output slot */
+    uint8_t *out;
+    uint32_t *idx;
+    uint64_t kept;
+    int pass; /* 0: count, 1: copy */
+} compact_part;
+
+static void *compact_run(void *arg)
+{
+    compact_part *c = arg;
+    uint64_t k = 0;
+    for (uint64_t i = c->lo; i < c->hi; i++) {
+        const uint8_t *p = c->pts + i * c->pb;
+        if (is_inf(p, c->pb))
+            continue;
+        if (c->pass) {
+            if (c->out)
+                memcpy(c->out + (c->at + k) * c->pb, p, c->pb);
+            if (c->idx)
+                c->idx[c->at + k] = (uint32_t)i;
+        }
+        k++;
+    }
+    c->kept = k;
+    return NULL;
+}
+
+#define COMPACT_THREADS_MAX 64
+uint64_t stream_compact(const uint8_t *pts, uint64_t n, uint64_t pb, uint8_t *out, uint32_t *idx, int threads)
+{
+    compact_part part[COMPACT_THREADS_MAX];
+    pthread_t th[COMPACT_THREADS_MAX];
+    int started[COMPACT_THREADS_MAX];
+    if (threads < 1)
+        threads = 1;
+    if (threads > COMPACT_THREADS_MAX)
+        threads = COMPACT_THREADS_MAX;
+    if ((uint64_t)threads > n / 4096 + 1)
+        threads = (int)(n / 4096 + 1);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass && !out && !idx)
+            break;
+        uint64_t at = 0;
+        for (int t = 0; t < threads; t++) {
+            if (pass) {
+                part[t].at = at;
+                at += part[t].kept;
+            } else {
+                part[t] = (compact_part){pts, n * t / threads, n * (t + 1) / threads, pb, 0, out, idx, 0, 0};
+            }
+            part[t].pass = pass;
+        }
+        for (int t = 1; t < threads; t++)
+            started[t] = pthread_create(&th[t], NULL, compact_run, &part[t]) == 0;
+        compact_run(&part[0]);
+        for (int t = 1; t < threads; t++) {
+            if (started[t])
+                pthread_join(th[t], NULL);
+            else
+                compact_run(&part[t]);
+        }
+    }
+    uint64_t kept = 0;
+    for (int t = 0; t < threads; t++)
+        kept += part[t].kept;
+    return kept;
+}

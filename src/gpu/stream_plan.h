@@ -1,0 +1,70 @@
+/* stream_plan.h - where a proving key lives on a GPU: resident or streamed, and the shape of
+ * the streamed path (chunk size, partitions per pass). Plain C, so that CI tests it without a
+ * GPU; the CUDA backend (backend_impl.cuh) fills the inputs from the key and the device.
+ *
+ * DESIGN. A key is RESIDENT when its bases, matrices, NTT buffers, MSM scratch and reserve fit in
+ * what the device may give it (avail: the --gpu-mem cap less what other keys hold, and never more
+ * than the device has free); its optional extras (the h MSM's table of shifted bases, scratch
+ * for the five MSMs at once) are added only where they still leave a quarter of the cap free, as
+ * before the cap existed. Otherwise it is STREAMED: the bases stay in page-locked host memory and
+ * each MSM takes them in chunks through a ring of device buffers; everything else stays
+ * resident. The chunk is the largest power of two of points, up to STREAM_CHUNK_MAX and no more
+ * than the largest set needs, whose buffers fit (ring, chunk scalars, the chunk's MSM scratch,
+ * one bucket set per partition); then as many partitions per pass (batch) as fit, up to the
+ * number asked for, each with its own scalars and buckets. A key whose resident part alone does
+ * not fit with the smallest chunk is refused, with the bytes it needs.
+ */
+#ifndef CUZK_GPU_STREAM_PLAN_H
+#define CUZK_GPU_STREAM_PLAN_H
+
+#include <stdint.h>
+
+#define STREAM_CHUNK_MAX ((uint64_t)1 << 22) /* points per chunk, at most (by default) */
+#define STREAM_CHUNK_MIN ((uint64_t)1 << 12) /* points per chunk, at least */
+#define STREAM_BATCH_MAX 16                  /* partitions per streamed pass, at most */
+#define STREAM_RING 3                        /* device buffers the chunks of bases cycle through */
+
+enum { GPU_PLACE_AUTO = 0, GPU_PLACE_RESIDENT = 1, GPU_PLACE_STREAMED = 2 };
+
+typedef struct gpu_plan_in {
+    uint64_t avail;       /* device bytes this key may take: min(cap - other keys, device free) */
+    uint64_t cap;         /* the cap itself (device bytes in all, or --gpu-mem) */
+    uint64_t fixed;       /* bytes either placement needs: matrices, NTT and scalar buffers, reserve */
+    uint64_t bases;       /* the five base sets */
+    uint64_t msm_scratch; /* resident: one MSM's scratch */
+    uint64_t par_extra;   /* resident: the extra scratch of the five MSMs at once; 0: not for this key */
+    int par_always;       /* the five at once whenever they fit (small keys), not only with a quarter free */
+    uint64_t table;       /* resident: the h MSM's table (and its larger scratch); 0: none for this key */
+    uint64_t table_par;   /* the table's extra scratch when the five MSMs run at once */
+    int table_forced;     /* CUZK_GPU_MSM_TABLE=1: whenever it fits */
+    uint64_t points_max;  /* points of the largest set as streamed (points at infinity left out) */
+    uint64_t chunk_force; /* points per chunk asked for (CUZK_GPU_STREAM_CHUNK); 0: the planner's */
+    unsigned batch_want;  /* partitions per streamed pass asked for (1 or more) */
+    int force;            /* GPU_PLACE_*: CUZK_GPU_PLACEMENT */
+    /* device bytes of the streamed path's own buffers for chunks of `chunk` points and `batch`
+       partitions a pass */
+    uint64_t (*stream_bytes)(void *ctx, uint64_t chunk, unsigned batch);
+    void *ctx;
+} gpu_plan_in;
+
+typedef struct gpu_plan {
+    int streamed;  /* 0: resident */
+    int table;     /* resident: the h MSM over a table */
+    int par_sets;  /* resident: the five MSMs at once */
+    uint64_t chunk;  /* streamed: points per chunk */
+    unsigned batch;  /* streamed: partitions per pass (1 when resident) */
+    uint64_t need;   /* device bytes of the plan */
+    uint64_t resident; /* device bytes the key needs resident at least (no table, one MSM at a time) */
+    char why[256];   /* the decision in words (cuzk prove -v, /status), or why it fails */
+} gpu_plan;
+
+/* 0 and *out on success; -1 when the key cannot be placed at all (out->why says why) */
+int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out);
+
+/* Host side of a streamed set: the points of pts (n of pb bytes each, all-zero = infinity) that
+ * are not at infinity, copied in order to out (when not NULL), and their indices to idx (when
+ * not NULL); returns how many. With threads > 1 the scan and the copies run on that many
+ * threads. The streamed MSM copies only these (a key's all-zero columns never cross the bus). */
+uint64_t stream_compact(const uint8_t *pts, uint64_t n, uint64_t pb, uint8_t *out, uint32_t *idx, int threads);
+
+#endif

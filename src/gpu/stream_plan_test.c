@@ -1,0 +1,181 @@
+/* stream_plan_test.c - the placement planner (stream_plan.h) against a plain search over every
+ * chunk and batch size, and stream_compact against a one-thread loop. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu/stream_plan.h"
+#include "util/check.h"
+
+/* a model of the streamed buffers: ring of 3 chunks of 200-byte points, 32-byte scalars, 60
+   bytes of scratch a point, and per partition 1 MiB of buckets plus its scalars */
+typedef struct model {
+    uint64_t per_part;
+} model;
+static uint64_t model_bytes(void *ctx, uint64_t chunk, unsigned batch)
+{
+    const model *m = ctx;
+    return chunk * (3 * 200 + 32 + 60) + (uint64_t)batch * (1u << 20) + (uint64_t)(batch - 1) * m->per_part;
+}
+
+/* the reference: the largest power of two chunk in [MIN, min(MAX, pow2 >= points)] that fits,
+   then the largest batch <= want that fits */
+static int ref_plan(const gpu_plan_in *in, uint64_t *chunk, unsigned *batch)
+{
+    uint64_t best = 0;
+    for (uint64_t c = STREAM_CHUNK_MIN; c <= STREAM_CHUNK_MAX; c <<= 1) {
+        if (c / 2 >= in->points_max && c > STREAM_CHUNK_MIN)
+            break;
+        if (in->fixed + in->stream_bytes(in->ctx, c, 1) <= in->avail)
+            best = c;
+    }
+    if (!best)
+        return -1;
+    unsigned b = 0;
+    for (unsigned t = 1; t <= in->batch_want && t <= STREAM_BATCH_MAX; t++)
+        if (in->fixed + in->stream_bytes(in->ctx, best, t) <= in->avail)
+            b = t;
+    *chunk = best;
+    *batch = b;
+    return 0;
+}
+
+static void test_resident(void)
+{
+    model m = {1 << 20};
+    gpu_plan_in in = {0};
+    gpu_plan p;
+    in.cap = in.avail = 100u << 20;
+    in.fixed = 10u << 20;
+    in.bases = 40u << 20;
+    in.msm_scratch = 5u << 20;
+    in.table = 30u << 20;
+    in.par_extra = 20u << 20;
+    in.points_max = 1 << 20;
+    in.batch_want = 1;
+    in.stream_bytes = model_bytes;
+    in.ctx = &m;
+    CHECK(gpu_plan_key(&in, &p) == 0 && !p.streamed, "55 MiB key in 100 MiB: resident (%s)", p.why);
+    /* 55 + 20 par + 25 quarter = 100: fits exactly; then the table (30) no longer leaves a quarter */
+    CHECK(p.par_sets && !p.table && p.need == (75u << 20), "par %d table %d need %llu", p.par_sets, p.table,
+          (unsigned long long)p.need);
+    in.table_forced = 1;
+    in.par_extra = 0;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.table && p.need == (85u << 20), "forced table: %d %llu", p.table,
+          (unsigned long long)p.need);
+    in.avail = 55u << 20; /* exactly the resident need */
+    CHECK(gpu_plan_key(&in, &p) == 0 && !p.streamed && !p.table, "resident at exactly its need (%s)", p.why);
+    in.avail--;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.streamed, "one byte short: streamed (%s)", p.why);
+    in.force = GPU_PLACE_RESIDENT;
+    CHECK(gpu_plan_key(&in, &p) == -1 && strstr(p.why, "resident"), "forced resident that does not fit: %s", p.why);
+    in.force = GPU_PLACE_STREAMED;
+    in.avail = 100u << 20;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.streamed && strstr(p.why, "forced"), "forced streamed: %s", p.why);
+}
+
+static void test_streamed_sweep(void)
+{
+    int bad = 0, n = 0;
+    for (int rep = 0; rep < 4000; rep++) {
+        model m = {(uint64_t)(rand() % 64) << 20};
+        gpu_plan_in in = {0};
+        gpu_plan p;
+        in.cap = (uint64_t)(64 + rand() % 4096) << 20;
+        in.avail = in.cap - (uint64_t)(rand() % 32) * (in.cap / 64);
+        in.fixed = (uint64_t)(rand() % 2048) << 20;
+        in.bases = (uint64_t)(1 + rand() % 8192) << 20;
+        in.msm_scratch = (uint64_t)(rand() % 512) << 20;
+        in.points_max = (uint64_t)1 + (uint64_t)rand() * 3 % ((uint64_t)1 << 27);
+        in.batch_want = 1 + rand() % 12;
+        in.force = rand() % 4 == 0 ? GPU_PLACE_STREAMED : GPU_PLACE_AUTO;
+        in.stream_bytes = model_bytes;
+        in.ctx = &m;
+        int rc = gpu_plan_key(&in, &p);
+        uint64_t resident = in.fixed + in.bases + in.msm_scratch;
+        if (in.force == GPU_PLACE_AUTO && resident <= in.avail) {
+            bad += rc != 0 || p.streamed || p.need != resident;
+            continue;
+        }
+        uint64_t chunk = 0;
+        unsigned batch = 0;
+        int want = ref_plan(&in, &chunk, &batch);
+        n++;
+        if (want != rc || (rc == 0 && (p.chunk != chunk || p.batch != batch || !p.streamed ||
+                                       p.need != in.fixed + model_bytes(&m, chunk, batch) || p.need > in.avail))) {
+            if (bad++ < 5)
+                CHECK(0, "plan rc %d chunk %llu batch %u, reference rc %d chunk %llu batch %u (%s)", rc,
+                      (unsigned long long)p.chunk, p.batch, want, (unsigned long long)chunk, batch, p.why);
+        }
+        if (rc)
+            bad += strstr(p.why, "GiB") == NULL; /* a refusal says what it needs */
+    }
+    CHECK(bad == 0, "%d of the random plans differ from the reference", bad);
+    CHECK(n > 1000, "only %d streamed cases drawn", n);
+}
+
+static void test_chunk_force(void)
+{
+    model m = {0};
+    gpu_plan_in in = {0};
+    gpu_plan p;
+    in.cap = in.avail = 1ull << 30;
+    in.fixed = 100u << 20;
+    in.bases = 4ull << 30;
+    in.points_max = 3000000;
+    in.chunk_force = 100003; /* not a power of two, does not divide the sets */
+    in.batch_want = 3;
+    in.stream_bytes = model_bytes;
+    in.ctx = &m;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.streamed && p.chunk == 100003 && p.batch == 3, "forced chunk: %llu %u %s",
+          (unsigned long long)p.chunk, p.batch, p.why);
+    in.chunk_force = 1ull << 24; /* does not fit */
+    CHECK(gpu_plan_key(&in, &p) == -1, "a forced chunk too large is refused (%s)", p.why);
+    in.chunk_force = 0;
+    in.fixed = in.avail; /* nothing left for any chunk */
+    CHECK(gpu_plan_key(&in, &p) == -1 && strstr(p.why, "streamed"), "no room: %s", p.why);
+}
+
+static void test_compact(void)
+{
+    for (int rep = 0; rep < 40; rep++) {
+        uint64_t n = (uint64_t)(rand() % 50000), pb = rep % 2 ? 96 : 192;
+        uint8_t *pts = calloc(n ? n : 1, pb), *out = malloc((n ? n : 1) * pb), *ref = malloc((n ? n : 1) * pb);
+        uint32_t *idx = malloc((n ? n : 1) * 4), *ridx = malloc((n ? n : 1) * 4);
+        int mode = rep % 4; /* 0: no infinity, 1: a few, 2: most, 3: all */
+        for (uint64_t i = 0; i < n; i++) {
+            int inf = mode == 3 || (mode == 1 && rand() % 50 == 0) || (mode == 2 && rand() % 5);
+            if (!inf)
+                pts[i * pb + (uint64_t)rand() % pb] = (uint8_t)(1 + rand() % 255);
+        }
+        uint64_t k = 0;
+        for (uint64_t i = 0; i < n; i++) {
+            int z = 1;
+            for (uint64_t b = 0; b < pb; b++)
+                z &= pts[i * pb + b] == 0;
+            if (!z) {
+                memcpy(ref + k * pb, pts + i * pb, pb);
+                ridx[k++] = (uint32_t)i;
+            }
+        }
+        int threads = 1 + rep % 7;
+        uint64_t got = stream_compact(pts, n, pb, out, idx, threads);
+        uint64_t cnt = stream_compact(pts, n, pb, NULL, NULL, threads);
+        CHECK(got == k && cnt == k, "n %llu mode %d threads %d: kept %llu / %llu, reference %llu",
+              (unsigned long long)n, mode, threads, (unsigned long long)got, (unsigned long long)cnt,
+              (unsigned long long)k);
+        CHECK(got != k || (!memcmp(out, ref, k * pb) && !memcmp(idx, ridx, k * 4)),
+              "n %llu mode %d threads %d: compacted points or indices differ", (unsigned long long)n, mode, threads);
+        free(pts), free(out), free(ref), free(idx), free(ridx);
+    }
+}
+
+int main(void)
+{
+    srand(12345);
+    test_resident();
+    test_streamed_sweep();
+    test_chunk_force();
+    test_compact();
+    printf("stream_plan_test: %d checks, %d failures\n", checks, failures);
+    return failures != 0;
+}
