@@ -5,7 +5,8 @@
 #   1. tests/gpu.sh            GPU against CPU, byte for byte, and snarkjs-format checks
 #   2. bench/pipeline.sh       the Filecoin-shaped mix through the daemon (files for --report)
 #   3. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat, verify
-#   4. bench/gpu.sh            kernel table and whole proofs (bench/results format)
+#   4. bench/stream.sh         streamed keys against resident ones under a --gpu-mem cap
+#   5. bench/gpu.sh            kernel table and whole proofs (bench/results format)
 # Logs and tables go to $OUT. Knobs: LARGE_LOG (24), LARGE_CURVE (bls12381), SKIP="pipeline ...".
 set -uo pipefail
 OUT=${OUT:-/tmp/cuzk-out}
@@ -57,6 +58,8 @@ large() {
 export -f large
 part large ${LARGE_S:-130} bash -c large
 grep -E 'key|run|median|points computed|constraints' "$OUT/large.txt" | head
+part stream ${STREAM_S:-300} env BENCH_OUT="$OUT/stream-bench.md" BENCH_WORK=/tmp/stream STREAM_LOGS="${STREAM_LOGS:-24}" \
+    bench/stream.sh
 part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
 cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
 # at most 8 files travel back: keep the results, leave the build logs behind
