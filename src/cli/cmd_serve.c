@@ -92,6 +92,8 @@ int cmd_serve(int argc, char **argv)
     engine_config_defaults(&ec);
     ec.data_dir = cfg.data;
     ec.budget_bytes = cfg.budget;
+    ec.gpu_mem = cfg.gpu_mem;
+    ec.batch_max = cfg.batch_max;
     engine_backend_from_name(cfg.backend, &ec.backend);
     ec.gpu_workers = cfg.gpu_workers;
     ec.devices = cfg.devices;

@@ -181,8 +181,62 @@ static void test_pqueue(void)
     pq_free(&q);
 }
 
+static int even_prio(void *ctx, void *it)
+{
+    (void)ctx;
+    return ((item *)it)->prio % 2 == 0;
+}
+
+/* pq_take_best against the reference order filtered by the predicate; the rest keeps its order */
+static void test_take_best(void)
+{
+    enum { N = 300 };
+    static item items[N];
+    item *ref[N];
+    pqueue q;
+    srand(11);
+    for (int i = 0; i < N; i++) {
+        items[i].prio = rand() % 5;
+        items[i].seq = (uint64_t)(rand() % 1000) * N + (uint64_t)i; /* arrival order not the index order */
+        ref[i] = &items[i];
+    }
+    qsort(ref, N, sizeof ref[0], cmp_ref);
+    static const size_t wants[] = {0, 1, 3, 10, 1000};
+    for (size_t w = 0; w < sizeof wants / sizeof wants[0]; w++) {
+        pq_init(&q);
+        for (int i = 0; i < N; i++)
+            pq_push(&q, items[i].prio, items[i].seq, &items[i]);
+        void *out[N];
+        size_t got = pq_take_best(&q, wants[w], even_prio, NULL, out);
+        size_t k = 0, bad = 0;
+        for (int i = 0; i < N && k < wants[w]; i++)
+            if (ref[i]->prio % 2 == 0)
+                bad += k >= got || out[k++] != ref[i];
+        CHECK(bad == 0 && got == k, "take_best(%zu): got %zu, expected %zu, %zu out of order", wants[w], got, k, bad);
+        /* the rest: the reference order without the taken ones */
+        size_t rest = 0;
+        for (int i = 0; i < N; i++) {
+            int taken = 0;
+            for (size_t j = 0; j < got; j++)
+                taken |= out[j] == ref[i];
+            if (taken)
+                continue;
+            bad += pq_pop(&q) != ref[i];
+            rest++;
+        }
+        CHECK(bad == 0 && pq_pop(&q) == NULL && rest + got == N, "take_best(%zu): the rest out of order", wants[w]);
+        pq_free(&q);
+    }
+    CHECK(batch_size(1, 0, 0, 9) == 1, "a resident key proves one at a time");
+    CHECK(batch_size(10, 0, 0, 9) == 10 && batch_size(10, 0, 0, 30) == 10 && batch_size(4, 0, 0, 2) == 3,
+          "batch: what is ready, up to the key's size");
+    CHECK(batch_size(10, 0, 0, 0) == 1, "nothing else ready: alone, no waiting");
+    CHECK(batch_size(10, 1, 0, 9) == 1 && batch_size(10, 0, 1, 9) == 1, "critical: never batched, never behind one");
+}
+
 int main(void)
 {
+    test_take_best();
     test_fifo();
     test_too_big_and_timeout();
     test_kick();

@@ -249,7 +249,7 @@ static void job_sizes(engine *e, ejob *j, const zkey_file *z, uint64_t wfile_max
 {
     j->file_bytes = wfile_max;
     j->part_bytes = (uint64_t)groth16_ws_size(z) + 32ull * z->n_vars + wfile_max;
-    j->key_bytes = key_bytes_estimate(z, e->n_dev);
+    j->key_bytes = key_bytes_estimate(e, z);
 }
 
 /* ---- recovery ---- */
@@ -957,7 +957,7 @@ cuzk_err engine_key_preload(engine *e, const char *zkey_path, char *err)
         cuzk_err rc = zkey_open(&z, zpath, err);
         if (rc)
             return rc;
-        uint64_t bytes = key_bytes_estimate(&z, e->n_dev), total;
+        uint64_t bytes = key_bytes_estimate(e, &z), total;
         zkey_close(&z);
         budget_snapshot(&e->bud, &total, NULL, NULL, NULL, NULL, NULL);
         if (bytes > total)

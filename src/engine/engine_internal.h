@@ -42,6 +42,8 @@ typedef struct ekey {
     void *ks_synth;            /* key state on the synthesis backend */
     void *ks_crit;             /* key state on the critical synthesis backend, attached at first use */
     void *ks_dev[ENGINE_MAX_DEVICES]; /* key state on each device backend */
+    unsigned dev_batch[ENGINE_MAX_DEVICES]; /* partitions one pass over the bases may prove on each
+                                   device (streamed keys; 1: resident or CPU) */
     cuzk_matrix *matrix;       /* constraint matrix (CSR), shared by the synthesis and every
                                   device backend's key state; freed after they detach (READY) */
     const char *matrix_from;   /* "cache" (loaded from DATA/matrix/) or "built"; NULL before */
@@ -57,6 +59,8 @@ typedef struct ekey {
 enum { KEY_EMPTY = 0, KEY_LOADING = 1, KEY_READY = 2, KEY_FAILED = 3 };
 
 /* One partition. State changes under e->mu except where a single pipeline stage owns it. */
+#define ENGINE_BATCH_MAX 16 /* partitions in one device pass over a streamed key's bases, at most */
+
 typedef struct epart {
     ejob *job;
     uint32_t index;
@@ -82,6 +86,8 @@ typedef struct epart {
     int dev, worker;            /* device worker that ran it, -1 before */
     int avoid_dev;              /* logical device whose device stage failed for this partition
                                    (its retry runs elsewhere when there is another), -1 none */
+    unsigned batch;             /* partitions proved in its device stage's pass over a streamed
+                                   key's bases (1: alone), last attempt */
 } epart;
 
 struct ejob {
@@ -192,6 +198,9 @@ struct engine {
        queue, and in their device stage per device (see dev_acquire in pipeline.c) */
     _Atomic int n_ready_crit;
     _Atomic int crit_dev[ENGINE_MAX_DEVICES];
+    /* streamed keys: passes over the bases that proved more than one partition, and those
+       partitions, per device */
+    _Atomic uint64_t batches[ENGINE_MAX_DEVICES], batched_parts[ENGINE_MAX_DEVICES];
 
     eworker *workers;
     int n_workers;
@@ -221,7 +230,7 @@ void eng_job_finish(engine *e, ejob *j, engine_job_state st, const char *error);
 
 /* ---- keys.c ---- */
 /* bytes a key will take when loaded on the synthesis backend and n_dev device backends */
-uint64_t key_bytes_estimate(const zkey_file *z, int n_dev);
+uint64_t key_bytes_estimate(const engine *e, const zkey_file *z);
 ekey *key_find(engine *e, const char *path);         /* e->mu held */
 ekey *key_new(engine *e, const char *path, uint64_t bytes); /* e->mu held; NULL on OOM */
 /* loads the key if needed (blocks); CUZK_OK when READY. e->mu NOT held. */

@@ -52,6 +52,7 @@ static json_t *job_json_locked(engine *e, const ejob *j, int with_parts)
         /* logical device of the last device stage (-1 before); a retry after a device
            failure runs on another logical device when there is one */
         json_object_set_new(po, "device", json_integer(p->dev));
+        json_object_set_new(po, "batch", json_integer(p->batch ? p->batch : 1));
         json_array_append_new(parts, po);
     }
     json_object_set_new(o, "partitions", parts);
@@ -170,6 +171,23 @@ json_t *engine_status_json(engine *e)
                                 ? json_pack("{s:s,s:I,s:I}", "phase", k->load_phase, "done",
                                             (json_int_t)k->load_done, "total", (json_int_t)k->load_total)
                                 : json_null());
+        /* where each device keeps it (backend.h groth16_key_info): resident or streamed, and why */
+        json_t *pl = json_array();
+        for (int d = 0; k->state == KEY_READY && d < e->n_dev; d++) {
+            cuzk_backend *be = e->dev_be[k->z.curve->id][d];
+            groth16_key_info ki;
+            if (!be || !k->ks_dev[d] || !be->key_info)
+                continue;
+            be->key_info(be, k->ks_dev[d], &ki);
+            json_array_append_new(
+                pl, json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:b}", "device", d, "placement",
+                              ki.placement, "why", ki.why, "device_bytes", (json_int_t)ki.device_bytes, "host_bytes",
+                              (json_int_t)ki.host_bytes, "chunk_points", (json_int_t)ki.chunk_points, "batch_max",
+                              (int)ki.batch_max, "points_skipped", (json_int_t)ki.points_skipped, "passes",
+                              (json_int_t)ki.passes, "bytes_copied", (json_int_t)ki.bytes_copied, "copy_wait_ms",
+                              (json_int_t)(ki.copy_wait_us / 1000), "table", ki.table));
+        }
+        json_object_set_new(ko, "placement", pl);
         json_array_append_new(keys, ko);
     }
     json_object_set_new(o, "keys", keys);
@@ -223,6 +241,12 @@ json_t *engine_status_json(engine *e)
                                tracker_busy_ratio(e->trk, d, 0, now), "busy_ratio_10s",
                                tracker_busy_ratio(e->trk, d, 10000000, now), "busy_ms", (double)busy / 1000.0);
         json_object_set_new(go, "idle_gap_ms", gaps_json(gap));
+        if (e->use_gpu) { /* device memory: the cap (--gpu-mem; 0: the card's) and what keys hold */
+            json_object_set_new(go, "gpu_mem_cap", json_integer((json_int_t)e->cfg.gpu_mem));
+            json_object_set_new(go, "gpu_mem_keys", json_integer((json_int_t)gpu_mem_charge(e->dev_ord[d], 0)));
+        }
+        json_object_set_new(go, "batches", json_integer((json_int_t)atomic_load(&e->batches[d])));
+        json_object_set_new(go, "batched_partitions", json_integer((json_int_t)atomic_load(&e->batched_parts[d])));
         json_array_append_new(gpus, go);
     }
     json_object_set_new(o, "gpu", gpus);

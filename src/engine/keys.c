@@ -33,8 +33,9 @@
 #include "engine/engine_internal.h"
 #include "util/log.h"
 
-uint64_t key_bytes_estimate(const zkey_file *z, int n_dev)
+uint64_t key_bytes_estimate(const engine *e, const zkey_file *z)
 {
+    int n_dev = e->n_dev;
     uint64_t file = z->map.size;
     /* one constraint matrix (matrix.h), shared by every backend */
     uint64_t csr = matrix_bytes(z);
@@ -44,7 +45,19 @@ uint64_t key_bytes_estimate(const zkey_file *z, int n_dev)
         if (((uintptr_t)z->bases[i] & 7) != 0)
             copies += (uint64_t)z->n_bases[i] * (i == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes);
     uint64_t vk = (uint64_t)(z->n_public + 1) * sizeof(g1_std) + 4096;
-    return file + csr + (uint64_t)(1 + n_dev) * copies + vk;
+    /* a key whose bases do not fit the GPU memory its keys may use streams them from one
+       page-locked host copy (groth16_key_info.host_bytes; at most the bases) */
+    uint64_t bases = 0, pinned = 0;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        bases += (uint64_t)z->n_bases[i] * (i == ZKEY_B2 ? z->curve->g2_bytes : z->curve->g1_bytes);
+    for (int d = 0; e->use_gpu && d < n_dev && !pinned; d++) {
+        uint64_t cap = gpu_device_mem(e->dev_ord[d]);
+        if (e->cfg.gpu_mem && e->cfg.gpu_mem < cap)
+            cap = e->cfg.gpu_mem;
+        if (bases + csr > cap)
+            pinned = bases;
+    }
+    return file + csr + (uint64_t)(1 + n_dev) * copies + vk + pinned;
 }
 
 ekey *key_find(engine *e, const char *path)
@@ -273,6 +286,13 @@ static cuzk_err key_load(engine *e, ekey *k, char *err)
         opts.progress_ctx = &xd[d];
         if ((rc = db->key_attach(db, &k->z, &opts, &k->ks_dev[d], err)))
             goto fail_attach;
+        k->dev_batch[d] = 1;
+        if (db->key_info && db->msm_batch) {
+            groth16_key_info ki;
+            db->key_info(db, k->ks_dev[d], &ki);
+            k->dev_batch[d] = ki.batch_max ? ki.batch_max : 1;
+            LOG(LOG_INFO, "key %s on device %d: %s", k->path, d, ki.why);
+        }
     }
     return CUZK_OK;
 fail_attach:

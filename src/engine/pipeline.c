@@ -491,6 +491,7 @@ static epart *pop_critical_locked(engine *e, int d)
 }
 
 static void device_stage(eworker *w, epart *p);
+static void device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1);
 
 /* Takes device d's lock for one step of p (step 0: h, 1: the MSMs); 0 when the engine or p's
  * job stops first. The lock is a flag under rq_mu, so a worker waiting for it also sees the
@@ -605,9 +606,19 @@ static void device_stage(eworker *w, epart *p)
     worker_set(w, GAP_FINALIZER, p);
     tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, eng_now_us());
     atomic_fetch_add(&w->busy_us, busy);
+    p->batch = 1;
+    device_done(w, p, rc, err, t0, t1);
+}
+
+/* The end of p's device stage on w's device (device work from t0 to t1, result rc with err):
+ * its workspace back to the pool, then the finalize queue, or the failure or drop path. */
+static void device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1)
+{
+    engine *e = w->e;
+    int d = w->dev, wi = w->index, crit = p->job->prio == PRIO_CRITICAL;
     atomic_fetch_add(&w->done, 1);
     p->stage_us[STAGE_DEVICE] = t1 - t0;
-    tracker_stage(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1);
+    tracker_stage_batch(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1, p->batch);
     p->stage_t0 = t1;
     /* a, b, c and the witness copy are dead now */
     bufpool_give(e, p->buf, p->buf_size, p->buf_pinned);
@@ -645,6 +656,131 @@ static void device_stage(eworker *w, epart *p)
         part_drop(e, p);
 }
 
+/* A pass over a streamed key's bases for n partitions of that key (none critical), popped
+ * together from the device queue: h of each under the h lock, then the MSMs of all under the
+ * MSM lock in one msm_batch call (the backend crosses each chunk of the bases once for as many
+ * of them as its batch size allows), then each goes to the finalizers. The copies the device
+ * waits for are reported through the first partition's phase hook (GAP_COPY). */
+static void device_stage_batch(eworker *w, epart **ps, int n)
+{
+    engine *e = w->e;
+    int d = w->dev, wi = w->index, live = 0;
+    char err[CUZK_ERRLEN];
+    cuzk_err rc[ENGINE_BATCH_MAX];
+    groth16_ws *wsv[ENGINE_BATCH_MAX];
+    int64_t t0 = 0, t1 = 0, busy = 0;
+    err[0] = 0;
+    for (int i = 0; i < n; i++) {
+        epart *p = ps[i];
+        p->state = PART_DEVICE;
+        p->dev = d;
+        p->worker = wi;
+        p->batch = (unsigned)n;
+        stage_end(e, p, STAGE_READY, -1, -1);
+        if (job_stopping(p->job))
+            part_drop(e, p);
+        else
+            ps[live++] = p;
+    }
+    if (!live)
+        return;
+    ekey *k = ps[0]->key;
+    cuzk_backend *be = e->dev_be[k->z.curve->id][d];
+    void *ks = k->ks_dev[d];
+    /* h of each; a partition whose lock wait ended because its job or the engine stops is
+       skipped (its device_done drops it) */
+    int skip[ENGINE_BATCH_MAX] = {0};
+    for (int i = 0; i < live; i++) {
+        epart *p = ps[i];
+        rc[i] = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
+        if (rc[i])
+            continue;
+        if (!dev_acquire(w, p, 0)) {
+            skip[i] = 1;
+            continue;
+        }
+        dev_phase_ctx pc = {w, p};
+        int64_t s0 = eng_now_us();
+        t0 = t0 ? t0 : s0;
+        worker_set(w, TRK_BUSY, p);
+        tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
+        p->ws.urgent = 0;
+        p->ws.phase = device_phase;
+        p->ws.phase_ctx = &pc;
+        rc[i] = fault_injected(e, d) ? cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d)
+                                     : groth16_step_h(be, ks, &p->ws, err);
+        p->ws.phase = NULL;
+        p->ws.phase_ctx = NULL;
+        dev_release(e, d, 0);
+        t1 = eng_now_us();
+        busy += t1 - s0;
+        tracker_worker_set(e->trk, d, wi, GAP_LOCK, t1);
+    }
+    /* the MSMs of those whose h is done, in one call; the lock is taken for a partition whose
+       job still runs (a canceled one's wait would end it) */
+    int m = 0, idx[ENGINE_BATCH_MAX];
+    for (;;) {
+        m = 0;
+        for (int i = 0; i < live; i++)
+            if (!rc[i] && !skip[i] && !job_stopping(ps[i]->job)) {
+                idx[m] = i;
+                wsv[m++] = &ps[i]->ws;
+            }
+        if (!m || !e->running || dev_acquire(w, ps[idx[0]], 1))
+            break;
+    }
+    if (m && e->running) {
+        epart *lead = ps[idx[0]];
+        dev_phase_ctx pc = {w, lead};
+        int64_t s0 = eng_now_us();
+        t0 = t0 ? t0 : s0;
+        worker_set(w, TRK_BUSY, lead);
+        tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
+        lead->ws.phase = device_phase;
+        lead->ws.phase_ctx = &pc;
+        cuzk_err r = CUZK_OK;
+        if (fault_injected(e, d))
+            r = cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d);
+        else if (be->msm_batch)
+            r = be->msm_batch(be, ks, wsv, m, err);
+        for (int i = 0; i < m && !r && !be->msm_batch; i++)
+            r = groth16_step_msm(be, ks, wsv[i], err);
+        lead->ws.phase = NULL;
+        lead->ws.phase_ctx = NULL;
+        dev_release(e, d, 1);
+        t1 = eng_now_us();
+        busy += t1 - s0;
+        for (int j = 0; j < m; j++)
+            rc[idx[j]] = r;
+        if (m > 1) {
+            atomic_fetch_add(&e->batches[d], 1);
+            atomic_fetch_add(&e->batched_parts[d], (uint64_t)m);
+        }
+    } else {
+        for (int i = 0; i < live; i++) /* stopping: device_done drops them */
+            skip[i] |= !rc[i];
+    }
+    if (!t0)
+        t0 = t1 = eng_now_us();
+    worker_set(w, GAP_FINALIZER, ps[0]);
+    tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, eng_now_us());
+    atomic_fetch_add(&w->busy_us, busy);
+    for (int i = 0; i < live; i++)
+        device_done(w, ps[i], skip[i] ? CUZK_OK : rc[i], err, t0, t1);
+}
+
+/* whether item (an epart in the device queue) may join a pass over key ctx->k on device ctx->d */
+typedef struct batch_ctx {
+    const ekey *k;
+    int d, n_dev;
+} batch_ctx;
+static int batch_match(void *vctx, void *item)
+{
+    const batch_ctx *c = vctx;
+    const epart *p = item;
+    return p->key == c->k && p->job->prio != PRIO_CRITICAL && !(p->avoid_dev == c->d && c->n_dev > 1);
+}
+
 static void *device_main(void *arg)
 {
     eworker *w = arg;
@@ -674,9 +810,26 @@ static void *device_main(void *arg)
             continue;
         }
         popped_locked(e, p, d);
+        /* a streamed key: the partitions of the same key ready now join this pass over its bases
+           (batch_size: never for or behind a critical one, never waiting for more) */
+        epart *batch[ENGINE_BATCH_MAX];
+        size_t nb = 1;
+        unsigned kb = p->key->dev_batch[d] < ENGINE_BATCH_MAX ? p->key->dev_batch[d] : ENGINE_BATCH_MAX;
+        size_t want = batch_size(kb, p->job->prio == PRIO_CRITICAL, atomic_load(&e->n_ready_crit) > 0,
+                                 pq_size(&e->readyq));
+        batch[0] = p;
+        if (want > 1) {
+            batch_ctx bc = {p->key, d, e->n_dev};
+            nb += pq_take_best(&e->readyq, want - 1, batch_match, &bc, (void **)batch + 1);
+            for (size_t i = 1; i < nb; i++)
+                popped_locked(e, batch[i], d);
+        }
         pthread_mutex_unlock(&e->rq_mu);
         pthread_cond_signal(&e->cv_sched); /* a slot of the admission window is free */
-        device_stage(w, p);
+        if (nb > 1)
+            device_stage_batch(w, batch, (int)nb);
+        else
+            device_stage(w, p);
     }
     return NULL;
 }

@@ -2,6 +2,7 @@
 #include "engine/pqueue.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 void pq_init(pqueue *q)
 {
@@ -106,4 +107,53 @@ size_t pq_remove_if(pqueue *q, int (*pred)(void *ctx, void *item), void (*on_rem
     for (size_t i = q->n / 2 + 1; i-- > 0;)
         sift_down(q, i);
     return removed;
+}
+
+size_t pq_take_best(pqueue *q, size_t want, int (*match)(void *ctx, void *item), void *ctx, void **out)
+{
+    size_t got = 0;
+    if (!want)
+        return 0;
+    /* the best `want` matching entries, kept sorted in out-of-heap slots by insertion */
+    pq_entry *best = malloc(want * sizeof *best);
+    if (!best)
+        return 0;
+    for (size_t i = 0; i < q->n; i++) {
+        if (!match(ctx, q->v[i].item))
+            continue;
+        pq_entry x = q->v[i];
+        size_t at = got < want ? got : want;
+        while (at > 0 && before(&x, &best[at - 1]))
+            at--;
+        if (at >= want)
+            continue;
+        size_t last = got < want ? got : want - 1;
+        memmove(&best[at + 1], &best[at], (last - at) * sizeof *best);
+        best[at] = x;
+        if (got < want)
+            got++;
+    }
+    /* remove exactly those (items are distinct pointers) */
+    size_t kept = 0;
+    for (size_t i = 0; i < q->n; i++) {
+        int take = 0;
+        for (size_t j = 0; j < got && !take; j++)
+            take = q->v[i].item == best[j].item;
+        if (!take)
+            q->v[kept++] = q->v[i];
+    }
+    q->n = kept;
+    for (size_t i = q->n / 2 + 1; i-- > 0;)
+        sift_down(q, i);
+    for (size_t j = 0; j < got; j++)
+        out[j] = best[j].item;
+    free(best);
+    return got;
+}
+
+size_t batch_size(unsigned key_batch, int popped_critical, int critical_waiting, size_t same_key_ready)
+{
+    if (key_batch <= 1 || popped_critical || critical_waiting)
+        return 1;
+    return same_key_ready + 1 < key_batch ? same_key_ready + 1 : key_batch;
 }

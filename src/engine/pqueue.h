@@ -34,4 +34,16 @@ size_t pq_size(const pqueue *q);
 size_t pq_remove_if(pqueue *q, int (*pred)(void *ctx, void *item), void (*on_removed)(void *ctx, void *item),
                     void *ctx);
 
+/* removes and returns in out[] (in queue order: priority desc, sequence asc) the first `want`
+ * items for which match(ctx, item) != 0; returns how many (the device stage's batches: the next
+ * ready partitions of one key) */
+size_t pq_take_best(pqueue *q, size_t want, int (*match)(void *ctx, void *item), void *ctx, void **out);
+
+/* How many partitions a device worker proves in one pass over a key's bases: the one it popped
+ * plus `same_key_ready` of the same key ready now, up to the key's batch size on the device
+ * (key_batch: 1 for a resident key). It never waits for more to arrive, and it is 1 when the
+ * popped partition is critical or a critical one waits for a device, so that a winning-post
+ * partition never waits behind a longer pass. */
+size_t batch_size(unsigned key_batch, int popped_critical, int critical_waiting, size_t same_key_ready);
+
 #endif

@@ -18,6 +18,7 @@ typedef struct trk_event {
     int8_t what;     /* EV_STAGE: trk_stage; EV_GAP: trk_gap */
     int16_t dev;     /* device, -1 for none */
     int16_t worker;  /* device worker, -1 for none */
+    uint16_t batch;  /* EV_WORK: partitions of the pass over a streamed key's bases (0, 1: alone) */
     char job[26];    /* job id */
 } trk_event;
 
@@ -133,6 +134,12 @@ static const trk_event *ring_at(const tracker *t, size_t i)
 void tracker_stage(tracker *t, const char *job, uint32_t part, trk_stage stage, int dev, int worker,
                    int64_t t0_us, int64_t t1_us)
 {
+    tracker_stage_batch(t, job, part, stage, dev, worker, t0_us, t1_us, 0);
+}
+
+void tracker_stage_batch(tracker *t, const char *job, uint32_t part, trk_stage stage, int dev, int worker,
+                         int64_t t0_us, int64_t t1_us, unsigned batch)
+{
     if ((unsigned)stage >= STAGE_COUNT)
         return;
     if (t1_us < t0_us)
@@ -152,6 +159,7 @@ void tracker_stage(tracker *t, const char *job, uint32_t part, trk_stage stage, 
     ev->part = part;
     ev->dev = (int16_t)dev;
     ev->worker = (int16_t)worker;
+    ev->batch = (uint16_t)batch;
     snprintf(ev->job, sizeof ev->job, "%s", job ? job : "");
     pthread_mutex_unlock(&t->mu);
 }
@@ -370,7 +378,9 @@ static void trace_event(sbuf *b, int *first, const char *name, const char *cat, 
     sb_printf(b, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%" PRId64 ",\"dur\":%" PRId64
                  ",\"pid\":%d,\"tid\":%ld",
               *first ? "" : ",", name, cat, t0, t1 - t0 > 0 ? t1 - t0 : 1, pid, tid);
-    if (ev->job[0])
+    if (ev->job[0] && ev->batch > 1)
+        sb_printf(b, ",\"args\":{\"job\":\"%s\",\"partition\":%u,\"batch\":%u}", ev->job, ev->part, ev->batch);
+    else if (ev->job[0])
         sb_printf(b, ",\"args\":{\"job\":\"%s\",\"partition\":%u}", ev->job, ev->part);
     sb_printf(b, "}");
     *first = 0;

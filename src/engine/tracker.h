@@ -63,6 +63,10 @@ void tracker_destroy(tracker *t);
  * the device worker index for STAGE_DEVICE (else -1); dev likewise. */
 void tracker_stage(tracker *t, const char *job, uint32_t part, trk_stage stage, int dev, int worker,
                    int64_t t0_us, int64_t t1_us);
+/* the same for a partition proved in a pass over a streamed key's bases with batch - 1 others
+   (the trace's args name the batch) */
+void tracker_stage_batch(tracker *t, const char *job, uint32_t part, trk_stage stage, int dev, int worker,
+                         int64_t t0_us, int64_t t1_us, unsigned batch);
 
 /* Worker `worker` of device `dev` is now in state (TRK_BUSY or a trk_gap). */
 void tracker_worker_set(tracker *t, int dev, int worker, int state, int64_t now_us);

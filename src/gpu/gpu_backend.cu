@@ -128,3 +128,14 @@ extern "C" double gpu_h2d_bandwidth(int device, size_t bytes, char *err)
         cudaFreeHost(h);
     return best;
 }
+
+extern "C" uint64_t gpu_device_mem(int device)
+{
+    cuda_env_once();
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return p.totalGlobalMem;
+}

@@ -46,6 +46,12 @@ uint64_t gpu_mem_charge(int device, int64_t delta)
     return 0;
 }
 
+uint64_t gpu_device_mem(int device)
+{
+    (void)device;
+    return 0;
+}
+
 double gpu_h2d_bandwidth(int device, size_t bytes, char *err)
 {
     (void)device;

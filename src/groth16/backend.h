@@ -161,5 +161,7 @@ uint64_t gpu_mem_charge(int device, int64_t delta);
 /* page-locked host-to-device copy rate of CUDA device `device` over `bytes` bytes, GB/s (the
  * bound of a streamed key: its bytes over this rate); -1 and err when it cannot be measured */
 double gpu_h2d_bandwidth(int device, size_t bytes, char *err);
+/* bytes of memory of CUDA device `device` (0 when there is none) */
+uint64_t gpu_device_mem(int device);
 
 #endif

@@ -64,6 +64,12 @@ static const opt_def opts[] = {
      "node program that runs .wasm witness generators (a path, or a name looked up in $PATH)"},
     {"witgen-timeout", OPT_INT, F(witgen_timeout), "600", "1..86400", "SECONDS",
      "how long one witness generator may run before it is killed and its partition fails"},
+    {"gpu-mem", OPT_SIZE, F(gpu_mem), "auto", NULL, "SIZE|auto",
+     "device memory the keys of each GPU may use together (e.g. 16G); auto = the card's. A key "
+     "that does not fit stays in page-locked host memory and streams to the GPU for each MSM"},
+    {"batch-max", OPT_INT, F(batch_max), "10", "1..16", "N",
+     "partitions of one streamed key proved in one pass over its bases, at most (what is ready, "
+     "within --gpu-mem; never a critical partition)"},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
 

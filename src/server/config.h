@@ -38,6 +38,8 @@ typedef struct serve_config {
     int n_circuits;        /* entries of circuit[] (repeatable option: file and command line add up) */
     char node[512];        /* node program for .wasm witness generators (path or name in $PATH) */
     int witgen_timeout;    /* seconds one witness generator may run */
+    uint64_t gpu_mem;      /* device memory the keys of each GPU may use; 0 = the card's */
+    int batch_max;         /* partitions of a streamed key proved in one pass over its bases, at most */
 } serve_config;
 
 void serve_config_defaults(serve_config *c);
