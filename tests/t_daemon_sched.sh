@@ -9,7 +9,10 @@
 #     the daemon's peak RSS (VmHWM from /proc) stays within budget + the documented fixed
 #     overhead (docs/DAEMON.md: 64 MiB);
 #   - a job whose single partition is larger than the whole budget is refused at submit
-#     (422) with a message naming both numbers.
+#     (422) with a message naming both numbers;
+#   - the batched device stage (streamed keys; here the CPU backend's CUZK_TEST_CPU_BATCH hook):
+#     a 10-partition job proved in batches of at most --batch-max, all proofs valid, batches
+#     counted in /status, a winning-post partition never batched.
 # Uses `cuzk dev-circuit` for a circuit big enough to make the budget matter, falling back
 # to the committed fixtures when dev-circuit is not in this build.
 # Usage: CUZK=bin/cuzk tests/t_daemon_sched.sh   (normally through tests/run.sh)
@@ -127,6 +130,37 @@ g=0; grep -q "$small" <<< "$msg" && g=1
 check "partition larger than the budget is 422 ($CODE): $msg" [ "$CODE" = 422 -a $g = 1 ]
 api GET /status
 check "daemon still serving after the refusal" [ "$CODE" = 200 ]
+stop_daemon
+
+# ---------------------------------------------------------------- batched device stage
+# CUZK_TEST_CPU_BATCH=1 makes the CPU backend report a key's batch size as asked (a GPU does so
+# for a streamed key), so the device stage proves the ready partitions of one key together: a
+# job of 10 partitions behind one device worker forms batches, every proof is valid, /status
+# counts the batches and names each partition's batch, and a winning-post job never joins one
+CUZK_TEST_CPU_BATCH=1 start_daemon batch --batch-max 4 --gpu-workers 1 --queue-depth 8 --synth-workers 2 || finish
+id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" $(for i in $(seq 10); do echo --witness "$BN/witness.wtns"; done) \
+     --kind porep 2>"$tmp/submit.err")
+wid=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" --kind winning-post 2>>"$tmp/submit.err")
+check "batch: submitted ($(cat "$tmp/submit.err"))" [ -n "$id" -a -n "$wid" ]
+ok=1
+for j in $id $wid; do
+    "$CUZK" await --server "$D_ADDR" --timeout 300 "$j" --out "$tmp/out-$j" 2>"$tmp/await.err" || { ok=0; cat "$tmp/await.err"; }
+done
+for i in $(seq 0 9); do
+    sj_verify "$BN/vk.json" "$tmp/out-$id/public-$i.json" "$tmp/out-$id/proof-$i.json" || { ok=0; cat "$tmp/.sj"; }
+done
+sj_verify "$BN/vk.json" "$tmp/out-$wid/public-0.json" "$tmp/out-$wid/proof-0.json" || ok=0
+check "batch: 10 porep partitions and a winning-post proved, all valid" [ $ok = 1 ]
+api GET /status
+nb=$(jget 'j.gpu[0].batches'); np=$(jget 'j.gpu[0].batched_partitions')
+check "batch: /status counts batches ($nb passes, $np partitions)" [ "${nb:-0}" -ge 1 -a "${np:-0}" -ge 2 ]
+api GET "/v1/jobs/$id"
+maxb=$(jget 'Math.max(...j.partitions.map(p => p.batch))')
+check "batch: partitions name their batch (largest $maxb, at most --batch-max 4)" [ "${maxb:-0}" -ge 2 -a "${maxb:-9}" -le 4 ]
+api GET "/v1/jobs/$wid"
+check "batch: the winning-post partition was proved alone" [ "$(jget 'j.partitions[0].batch')" = 1 ]
+api GET /status
+check "batch: the key's placement is reported" [ "$(jget 'j.keys[0].placement[0].placement')" = host ]
 stop_daemon
 
 finish

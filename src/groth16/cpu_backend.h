@@ -24,6 +24,9 @@ typedef struct cpu_key {
     cuzk_matrix *own_matrix; /* the matrix when this backend built it, else NULL (the caller's) */
     const void *bases[ZKEY_BASES]; /* 8-byte aligned bases: the zkey's own or owned[] */
     void *owned[ZKEY_BASES];       /* aligned copies where the zkey section is not aligned */
+    unsigned batch;                /* key_info's batch_max: 1, or opts->batch_max under
+                                      CUZK_TEST_CPU_BATCH=1 (tests of the daemon's batched device
+                                      stage without a GPU) */
 } cpu_key;
 
 static void cpu_key_free(cpu_key *k)
@@ -49,6 +52,8 @@ static cuzk_err cpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth
     if (!k)
         return cuzk_errf(err, CUZK_ENOMEM, "cpu backend: out of memory for key");
     k->z = z;
+    const char *tb = getenv("CUZK_TEST_CPU_BATCH");
+    k->batch = tb && !strcmp(tb, "1") && opts->batch_max > 1 ? opts->batch_max : 1;
     const cuzk_matrix *m = opts->matrix;
     if (!m) {
         if ((rc = matrix_build(&k->own_matrix, z, NULL, opts->progress, opts->progress_ctx, err)))
@@ -199,6 +204,28 @@ static cuzk_err cpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *er
     return CUZK_OK;
 }
 
+/* msm_all of each: the CPU reads its bases from host memory, there is no pass to share */
+static cuzk_err cpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char *err)
+{
+    for (int i = 0; i < n; i++) {
+        cuzk_err e = cpu_msm_all(be, ks, ws[i], err);
+        if (e)
+            return e;
+        ws[i]->batch = (unsigned)n;
+    }
+    return CUZK_OK;
+}
+
+static void cpu_key_info(cuzk_backend *be, void *ks, groth16_key_info *out)
+{
+    (void)be;
+    const cpu_key *k = ks;
+    memset(out, 0, sizeof *out);
+    out->placement = "host";
+    snprintf(out->why, sizeof out->why, "host: the CPU backend reads the bases where the key is mapped");
+    out->batch_max = k->batch;
+}
+
 static void cpu_destroy(cuzk_backend *be)
 {
     if (!be)
@@ -229,6 +256,8 @@ cuzk_backend *CURVE_SYM(cpu_backend_create)(int threads, char *err)
     be->eval_abc = cpu_eval_abc;
     be->compute_h = cpu_compute_h;
     be->msm_all = cpu_msm_all;
+    be->msm_batch = cpu_msm_batch;
+    be->key_info = cpu_key_info;
     be->destroy = cpu_destroy;
     return be;
 fail:
