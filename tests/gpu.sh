@@ -137,11 +137,12 @@ for curve in bn128 bls12381; do
             # streamed bases (chunks of a third of the largest set plus 7 points: no chunk divides
             # a set), byte for byte
             for chunk in $(( size / 3 + 7 )) 0; do
-                CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$chunk CUZK_TEST_RS=$rs "$CUZK" prove -v \
+                abc=device; [ $chunk = 0 ] && abc=host # the second run: a/b/c on the CPU, no matrix on the device
+                CUZK_GPU_ABC=$abc CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$chunk CUZK_TEST_RS=$rs "$CUZK" prove -v \
                     --backend gpu "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_st.json" "$d/public_st.json" \
                     >"$d.prove_st" 2>&1 || fail "prove --backend gpu, streamed: $(tail -2 "$d.prove_st")"
                 if cmp -s "$d/proof_cpu.json" "$d/proof_st.json" && grep -q 'key placement: streamed' "$d.prove_st"; then
-                    pass "proof.json gpu (streamed, chunk $chunk) == cpu: $curve $size $shape"
+                    pass "proof.json gpu (streamed, chunk $chunk, a/b/c on the $abc) == cpu: $curve $size $shape"
                 else
                     fail "proof.json gpu (streamed, chunk $chunk) != cpu: $curve $size $shape"
                     grep placement "$d.prove_st"

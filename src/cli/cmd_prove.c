@@ -343,6 +343,8 @@ int cmd_prove(int argc, char **argv)
         groth16_key_info ki;
         be->key_info(be, ks, &ki);
         fprintf(stderr, "cuzk prove: key placement: %s\n", ki.why);
+        if (ki.abc_on_host)
+            fprintf(stderr, "cuzk prove: a/b/c on the CPU (the constraint matrix stays in host memory)\n");
         if (!strcmp(ki.placement, "streamed"))
             fprintf(stderr,
                     "cuzk prove: streamed bases: %.2f GiB page-locked on the host, %.2f GiB a pass, %llu points at "

@@ -276,6 +276,7 @@ static cuzk_err key_load(engine *e, ekey *k, char *err)
     }
     if ((rc = be->key_attach(be, &k->z, &opts, &k->ks_synth, err)))
         goto fail_matrix;
+    opts.no_abc = 1; /* synthesis evaluates a/b/c: the devices keep no matrix */
     for (int d = 0; d < e->n_dev; d++) {
         cuzk_backend *db = eng_dev_backend(e, c, d, err);
         if (!db) {

@@ -114,6 +114,13 @@ struct gpu_key {
        left a/b/c there, the one compute_h stored when it left h in d_abc[0, n); 0 none; and
        which call's witness d_w holds */
     uint64_t abc_token, h_token, w_token;
+    /* a/b/c on the host (no_abc, or the matrix does not fit beside a streamed key): no CSR on
+       the device; eval_abc runs on host_be (a CPU backend over the matrix, own_mat when built
+       here) */
+    int abc_host;
+    cuzk_backend *host_be;
+    void *host_ks;
+    cuzk_matrix *own_mat;
     /* placement (stream_plan.h) and the device memory charged for it (gpu_mem_charge) */
     gpu_plan place;
     size_t dev_bytes;
@@ -351,6 +358,11 @@ void key_free(gpu_key *k)
         return;
     if (k->dev_bytes)
         gpu_mem_charge(k->device, -(int64_t)k->dev_bytes);
+    if (k->host_ks)
+        k->host_be->key_detach(k->host_be, k->host_ks);
+    if (k->host_be)
+        k->host_be->destroy(k->host_be);
+    matrix_free(k->own_mat);
     host_bases_release(k->hb);
     for (int r = 0; r < STREAM_RING; r++) {
         cudaFree(k->d_ring[r]);
@@ -482,7 +494,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             bases += msm_align(set_points(z, i) * set_point_bytes(z, i));
             largest = set_points(z, i) > largest ? set_points(z, i) : largest;
         }
-        fixed += msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
+        size_t csr = msm_align((rows + 1) * 4) + msm_align(nc * 4) + msm_align(nc * 32);
         fixed += msm_align(ntt_tw_bytes<fr>(k->log_n)) + 2 * msm_align(n * 32); /* twiddles, shift, NTT scratch */
         fixed += msm_align(k->n_vars * 32) + msm_align(3 * n * 32);             /* witness, a|b|c */
         fixed += msm_align(k->n_vars * 32) + msm_align(n * 32);                 /* MSM scalars */
@@ -517,7 +529,24 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.force = placement_forced();
         pin.stream_bytes = stream_bytes_cb;
         pin.ctx = &sctx;
-        if (gpu_plan_key(&pin, &k->place)) {
+        /* the matrix on the device unless the caller evaluates a/b/c itself; a streamed key
+           with no room for it leaves it on the host (eval_abc then runs on the CPU) */
+        const char *aenv = getenv("CUZK_GPU_ABC"); /* "host" (tests): a/b/c on the CPU */
+        k->abc_host = opts->no_abc || (aenv && !strcmp(aenv, "host"));
+        pin.fixed = fixed + (k->abc_host ? 0 : csr);
+        int bad = gpu_plan_key(&pin, &k->place);
+        if (!k->abc_host && (bad || k->place.streamed)) {
+            gpu_plan lean;
+            pin.fixed = fixed;
+            if (!gpu_plan_key(&pin, &lean) && lean.streamed && (bad || lean.chunk > k->place.chunk)) {
+                k->place = lean;
+                k->abc_host = 1;
+                bad = 0;
+                snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
+                         "; a/b/c on the CPU (the matrix, %.2f GiB, stays on the host)", (double)csr / (1u << 30));
+            }
+        }
+        if (bad) {
             cuzk_err rc2 = cuzk_errf(err, CUZK_ENOMEM, "gpu %d: %s (--gpu-mem %.2f GiB, %.2f GiB held by other keys, "
                                      "%.2f GiB free on the device)", im->device, k->place.why,
                                      (double)cap / (1u << 30), (double)used / (1u << 30), (double)free_b / (1u << 30));
@@ -567,24 +596,38 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
                          (double)total / (1u << 30));
     }
 
-    /* CSR of section 4 (matrix.h): the caller's, or built here for this upload only */
-    if (!mat) {
+    /* CSR of section 4 (matrix.h): the caller's, or built here for this upload only; a key
+       with a/b/c on the host keeps it there, for a CPU backend's eval_abc (not for no_abc) */
+    if (!mat && !opts->no_abc) {
         if ((rc = matrix_build(&own, z, nullptr, opts->progress, opts->progress_ctx, err))) {
             key_free(k);
             return rc;
         }
         mat = own;
     }
-    CUDA_TRY(cudaMalloc((void **)&k->d_row_ptr, (rows + 1) * 4));
-    CUDA_TRY(cudaMalloc((void **)&k->d_col, nc ? nc * 4 : 4));
-    CUDA_TRY(cudaMalloc((void **)&k->d_val, nc ? nc * 32 : 32));
-    done = 0;
-    total = (rows + 1) * 4 + (uint64_t)nc * 36;
-    CUDA_TRY(upload_chunked(k->d_row_ptr, mat->row_ptr, (rows + 1) * 4, "matrix"));
-    CUDA_TRY(upload_chunked(k->d_col, mat->sig, nc * 4, "matrix"));
-    CUDA_TRY(upload_chunked(k->d_val, mat->val, nc * 32, "matrix"));
-    matrix_free(own);
-    own = nullptr;
+    if (!k->abc_host) {
+        CUDA_TRY(cudaMalloc((void **)&k->d_row_ptr, (rows + 1) * 4));
+        CUDA_TRY(cudaMalloc((void **)&k->d_col, nc ? nc * 4 : 4));
+        CUDA_TRY(cudaMalloc((void **)&k->d_val, nc ? nc * 32 : 32));
+        done = 0;
+        total = (rows + 1) * 4 + (uint64_t)nc * 36;
+        CUDA_TRY(upload_chunked(k->d_row_ptr, mat->row_ptr, (rows + 1) * 4, "matrix"));
+        CUDA_TRY(upload_chunked(k->d_col, mat->sig, nc * 4, "matrix"));
+        CUDA_TRY(upload_chunked(k->d_val, mat->val, nc * 32, "matrix"));
+        matrix_free(own);
+        own = nullptr;
+    } else if (!opts->no_abc) {
+        groth16_key_opts ho = {};
+        ho.matrix = mat;
+        ho.abc_only = 1;
+        k->own_mat = own; /* kept for host_be */
+        own = nullptr;
+        if (!(k->host_be = cpu_backend_create(z->curve->id, 0, err)) ||
+            (rc = k->host_be->key_attach(k->host_be, z, &ho, &k->host_ks, err))) {
+            key_free(k);
+            return rc ? rc : CUZK_ENOMEM;
+        }
+    }
 
     /* NTT tables */
     k->plan.log_n = k->log_n;
@@ -724,6 +767,15 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     size_t n = k->n;
     int u = ws->urgent != 0;
     uint64_t tok = 0;
+    if (k->abc_host) { /* the matrix is on the host: a/b/c by the CPU into the host buffers */
+        if (!k->host_be)
+            return cuzk_errf(err, CUZK_EINVAL, "gpu %d: this key was attached for callers that evaluate a/b/c "
+                             "themselves (no_abc)", im->device);
+        cuzk_err e = k->host_be->eval_abc(k->host_be, k->host_ks, ws, err);
+        ws->host_missing &= ~(unsigned)GROTH16_HOST_ABC;
+        ws->abc_token = 0;
+        return e;
+    }
     pthread_mutex_lock(&k->mu_ntt);
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     CUDA_TRY(cudaSetDevice(im->device));
@@ -1198,6 +1250,7 @@ void gpu_key_info(cuzk_backend *be, void *ks, groth16_key_info *out)
     out->device_bytes = k->dev_bytes;
     out->resident_bytes = k->place.resident;
     out->table = k->tab_h;
+    out->abc_on_host = k->abc_host;
     out->batch_max = k->place.streamed ? k->batch : 1;
     if (k->hb) {
         out->host_bytes = k->hb->bytes;

@@ -88,6 +88,11 @@ typedef struct groth16_key_opts {
     uint64_t gpu_mem;
     /* device backends: partitions one streamed pass over the bases may serve (msm_batch); 0: 1 */
     unsigned batch_max;
+    /* 1: the caller never runs eval_abc on this backend (the daemon evaluates a/b/c on the CPU),
+       so a device backend keeps no constraint matrix on the device */
+    int no_abc;
+    /* 1: only eval_abc will run (a CPU backend serving a device backend's a/b/c): no bases */
+    int abc_only;
 } groth16_key_opts;
 
 /* Where a backend keeps a key, for `cuzk prove -v` and /status (key_info). */
@@ -103,6 +108,8 @@ typedef struct groth16_key_info {
     uint64_t stream_bytes;   /* streamed: bytes of bases one pass copies (points at infinity left out) */
     uint64_t points_skipped; /* streamed: points at infinity, never copied */
     int table;               /* resident: the h MSM runs over a table of shifted bases */
+    int abc_on_host;         /* the constraint matrix stays in host memory: a/b/c are evaluated
+                                by the CPU (no_abc, or no room on the device) */
     /* streamed, since attach: passes, bytes copied, microseconds the device waited on copies */
     uint64_t passes, bytes_copied, copy_wait_us;
 } groth16_key_info;

@@ -73,7 +73,7 @@ static cuzk_err cpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth
     uint64_t total = 0, done = 0;
     for (int i = 0; i < ZKEY_BASES; i++)
         total += (uint64_t)z->n_bases[i] * (i == ZKEY_B2 ? sizeof(g2_aff_t) : sizeof(g1_aff_t));
-    for (int i = 0; i < ZKEY_BASES; i++) {
+    for (int i = 0; i < ZKEY_BASES && !opts->abc_only; i++) {
         size_t psize = i == ZKEY_B2 ? sizeof(g2_aff_t) : sizeof(g1_aff_t);
         size_t bytes = (size_t)z->n_bases[i] * psize;
         done += bytes;
