@@ -118,6 +118,11 @@ struct gpu_key {
        the device; eval_abc runs on host_be (a CPU backend over the matrix, own_mat when built
        here) */
     int abc_host;
+    /* LEAN (a streamed key on a small card): no shift table (the odd-coset factors are computed
+       in the kernel), a/b/c in 2n (c goes up after a*b), the MSM scalars in d_w and d_abc
+       themselves; h and the MSMs then hold both locks (mu_msm, then mu_ntt) */
+    int lean;
+    fr w2n, ninv; /* the shift factors' base and start: w_(2n)^i / n */
     cuzk_backend *host_be;
     void *host_ks;
     cuzk_matrix *own_mat;
@@ -390,8 +395,10 @@ void key_free(gpu_key *k)
     cudaFree(k->d_shift);
     cudaFree(k->d_w);
     cudaFree(k->d_abc);
-    cudaFree(k->d_msm_w);
-    cudaFree(k->d_msm_h);
+    if (!k->lean) {
+        cudaFree(k->d_msm_w);
+        cudaFree(k->d_msm_h);
+    }
     cudaFree(k->d_msm);
     for (int i = 1; i < ZKEY_BASES; i++)
         cudaFree(k->d_msm_set[i]);
@@ -529,22 +536,43 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.force = placement_forced();
         pin.stream_bytes = stream_bytes_cb;
         pin.ctx = &sctx;
-        /* the matrix on the device unless the caller evaluates a/b/c itself; a streamed key
-           with no room for it leaves it on the host (eval_abc then runs on the CPU) */
+        /* the matrix on the device unless the caller evaluates a/b/c itself; a key that streams
+           may instead leave it on the host (a/b/c on the CPU) and, on a small card, use the lean
+           layout (LEAN above): of the plans that work, a resident one, else the one with the
+           largest chunks, the fewest compromises first */
         const char *aenv = getenv("CUZK_GPU_ABC"); /* "host" (tests): a/b/c on the CPU */
         k->abc_host = opts->no_abc || (aenv && !strcmp(aenv, "host"));
+        size_t lean_fixed = msm_align(ntt_tw_bytes<fr>(k->log_n)) + msm_align(n * 32) + msm_align(2 * n * 32) +
+                            msm_align(k->n_vars * 32) + GPU_KEY_RESERVE;
+        gpu_plan cand[3];
+        int ok[3] = {0, 0, 0}, pick = -1;
         pin.fixed = fixed + (k->abc_host ? 0 : csr);
-        int bad = gpu_plan_key(&pin, &k->place);
-        if (!k->abc_host && (bad || k->place.streamed)) {
-            gpu_plan lean;
+        ok[0] = !gpu_plan_key(&pin, &cand[0]);
+        if (!(ok[0] && !cand[0].streamed)) {
             pin.fixed = fixed;
-            if (!gpu_plan_key(&pin, &lean) && lean.streamed && (bad || lean.chunk > k->place.chunk)) {
-                k->place = lean;
-                k->abc_host = 1;
-                bad = 0;
+            ok[1] = !k->abc_host && !gpu_plan_key(&pin, &cand[1]) && cand[1].streamed;
+            pin.fixed = lean_fixed;
+            pin.force = GPU_PLACE_STREAMED; /* lean is for streamed keys only */
+            ok[2] = !gpu_plan_key(&pin, &cand[2]);
+            pin.force = placement_forced();
+        }
+        for (int c = 0; c < 3; c++)
+            if (ok[c] && (pick < 0 || (cand[pick].streamed && cand[c].chunk > cand[pick].chunk)))
+                pick = c;
+        const char *lenv = getenv("CUZK_GPU_LEAN"); /* "1" (tests): the lean layout whenever it streams */
+        if (lenv && !strcmp(lenv, "1") && ok[2] && (pick < 0 || cand[pick].streamed))
+            pick = 2;
+        if (pick < 0 && pin.force == GPU_PLACE_RESIDENT)
+            ok[2] = 0;
+        int bad = pick < 0;
+        k->place = cand[0]; /* its why says what failed */
+        if (!bad) {
+            k->place = cand[pick];
+            k->abc_host |= pick > 0;
+            k->lean = pick == 2;
+            if (pick > 0)
                 snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                         "; a/b/c on the CPU (the matrix, %.2f GiB, stays on the host)", (double)csr / (1u << 30));
-            }
+                         "; a/b/c on the CPU%s", k->lean ? ", lean buffers" : "");
         }
         if (bad) {
             cuzk_err rc2 = cuzk_errf(err, CUZK_ENOMEM, "gpu %d: %s (--gpu-mem %.2f GiB, %.2f GiB held by other keys, "
@@ -638,18 +666,27 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     one = fr_const(GPU_P(FR_ROOTS), 0);
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_tw, (n / 2 + 1) * sizeof(fr)));
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_itw, (n / 2 + 1) * sizeof(fr)));
-    CUDA_TRY(cudaMalloc((void **)&k->d_shift, n * sizeof(fr)));
+    k->w2n = w2n;
+    k->ninv = ninv;
+    if (!k->lean)
+        CUDA_TRY(cudaMalloc((void **)&k->d_shift, n * sizeof(fr)));
     CUDA_TRY(cudaMalloc((void **)&k->plan.d_tmp, n * sizeof(fr)));
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
     ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
     CUDA_TRY(ntt_plan_finish(k->plan, n / 2 + 1, 0));
-    ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);
+    if (!k->lean)
+        ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);
     CUDA_TRY(cudaGetLastError());
 
     CUDA_TRY(cudaMalloc((void **)&k->d_w, k->n_vars * 32));
-    CUDA_TRY(cudaMalloc((void **)&k->d_abc, 3 * n * 32));
-    CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
-    CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_abc, (k->lean ? 2 : 3) * n * 32));
+    if (k->lean) { /* the MSMs read their scalars where h and the witness are */
+        k->d_msm_w = (uint32_t *)k->d_w;
+        k->d_msm_h = (uint32_t *)k->d_abc;
+    } else {
+        CUDA_TRY(cudaMalloc((void **)&k->d_msm_w, k->n_vars * 32));
+        CUDA_TRY(cudaMalloc((void **)&k->d_msm_h, n * 32));
+    }
     if (k->place.streamed) {
         size_t cnt[ZKEY_BASES], pbmax = 0, buckets = 0;
         k->chunk = k->place.chunk;
@@ -812,11 +849,15 @@ cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
     cudaError_t e = ntt_run(k->plan, d, 1, st);
     if (e != cudaSuccess)
         return e;
-    fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, st>>>(d, k->d_shift, k->n);
+    if (k->d_shift)
+        fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, st>>>(d, k->d_shift, k->n);
+    else
+        ntt_powers_mul_kernel<fr><<<ntt_blocks((k->n + 63) / 64, 256), 256, 0, st>>>(d, k->n, k->w2n, k->ninv);
     return ntt_run(k->plan, d, 0, st);
 }
 
-cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+/* compute_h; held: the caller holds the key's locks already (msm_all recomputing h) */
+cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, int held)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     gpu_key *k = (gpu_key *)ks;
@@ -827,7 +868,10 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
     int resident = 0;
     uint64_t tok = 0;
-    pthread_mutex_lock(&k->mu_ntt);
+    if (!held && k->lean) /* the MSMs read d_abc and d_w in place: one at a time (mu_msm, then mu_ntt) */
+        pthread_mutex_lock(&k->mu_msm);
+    if (!held)
+        pthread_mutex_lock(&k->mu_ntt);
     /* this workspace's own eval_abc left a/b/c in d_abc and nothing ran there since */
     resident = ws->abc_token != 0 && ws->abc_token == k->abc_token;
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
@@ -850,6 +894,22 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         phase_set(ws, GROTH16_PHASE_COMPUTE);
     }
     CUDA_TRY(coset_eval(k, d_a, k->st_ntt[u]));
+    if (k->lean) {
+        /* 2n: b goes up while a's NTTs run, then a *= b, then c goes up into b's place */
+        CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_copy[u]));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], k->ev_bc, 0));
+        CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
+        fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, n);
+        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_ntt[u]));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_copy[u], k->ev_bc, 0));
+        CUDA_TRY(cudaMemcpyAsync(d_b, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_copy[u]));
+        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], k->ev_bc, 0));
+        CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
+        h_sub_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, n);
+        goto combined;
+    }
     if (!resident) {
         CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
         CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
@@ -859,6 +919,7 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
     CUDA_TRY(coset_eval(k, d_c, k->st_ntt[u]));
     h_combine_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, d_c, n);
+combined:
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copy below is a wait of its own */
     if (ws->keep_on_device) {
@@ -873,15 +934,26 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     tok = gpu_token_next();
     k->h_token = tok;
     ws->h_token = tok;
-    pthread_mutex_unlock(&k->mu_ntt);
+    if (!held)
+        pthread_mutex_unlock(&k->mu_ntt);
+    if (!held && k->lean)
+        pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:
     /* no copy from or to the caller's buffers may outlive the call */
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_ntt[u]);
-    pthread_mutex_unlock(&k->mu_ntt);
+    if (!held)
+        pthread_mutex_unlock(&k->mu_ntt);
+    if (!held && k->lean)
+        pthread_mutex_unlock(&k->mu_msm);
     return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
+}
+
+cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    return compute_h_impl(be, ks, ws, err, 0);
 }
 
 template <class F>
@@ -1105,6 +1177,51 @@ cudaError_t copy_from_ntt(gpu_key *k, void *dst, const void *src, size_t bytes, 
     return e;
 }
 
+/* msm_all of a LEAN key (mu_msm held; takes mu_ntt for the whole call): the scalars are read
+ * where compute_h and the witness upload leave them (d_abc, d_w), so nothing else may run */
+cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    pthread_mutex_lock(&k->mu_ntt);
+    int w_dev = ws->w_token && ws->w_token == k->w_token, h_dev = ws->h_token && ws->h_token == k->h_token;
+    uint32_t *w = k->d_msm_w, *h = k->d_msm_h;
+    if (!h_dev && (ws->host_missing & GROTH16_HOST_H)) {
+        /* h was left on the device alone and is gone: compute it again, now with its host copy */
+        int keep = ws->keep_on_device;
+        ws->keep_on_device = 0;
+        cuzk_err e = compute_h_impl(be, k, ws, err, 1);
+        ws->keep_on_device = keep;
+        if (e) {
+            pthread_mutex_unlock(&k->mu_ntt);
+            return e;
+        }
+        h_dev = 1;
+    }
+    if (!w_dev) {
+        k->w_token = 0; /* d_w is rewritten */
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
+    }
+    if (!h_dev) { /* h goes up on the copy stream while the witness MSMs run */
+        k->abc_token = k->h_token = 0;
+        CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
+    }
+    CUDA_TRY(cudaEventRecord(k->ev_h, h_dev ? k->st_msm[u] : k->st_copy[u]));
+    if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
+        goto fail;
+    pthread_mutex_unlock(&k->mu_ntt);
+    return CUZK_OK;
+fail:
+    cudaStreamSynchronize(k->st_copy[u]);
+    cudaStreamSynchronize(k->st_msm[u]);
+    pthread_mutex_unlock(&k->mu_ntt);
+    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE, "gpu %d: msm: %s failed: %s",
+                     im->device, cu_what, cudaGetErrorString(cu_err));
+}
+
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -1115,6 +1232,11 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     int h_on_device = 0, w_on_device = 0, u = ws->urgent != 0;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
+    if (k->lean) {
+        cuzk_err e = msm_all_lean(be, k, ws, u, err);
+        pthread_mutex_unlock(&k->mu_msm);
+        return e;
+    }
     /* The witness and h: device to device when d_w still holds this workspace's witness from
        its eval_abc and d_abc its h from its compute_h. The NTT lock (which guards both) is only
        tried, so msm_all never waits for another workspace's NTT step, unless the host copy of h
@@ -1215,6 +1337,10 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
                              im->device);
     }
     pthread_mutex_lock(&k->mu_msm);
+    if (k->lean) { /* slot 0's scalars are d_w and d_abc themselves */
+        pthread_mutex_lock(&k->mu_ntt);
+        k->w_token = k->abc_token = k->h_token = 0;
+    }
     CUDA_TRY(cudaSetDevice(im->device));
     for (int at = 0; at < n; at += (int)k->batch) {
         unsigned P = n - at < (int)k->batch ? (unsigned)(n - at) : k->batch;
@@ -1230,11 +1356,15 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
         if ((cu_err = stream_all(k, P, k->d_bw, k->d_bh, g, u, &cu_what)) != cudaSuccess)
             goto fail;
     }
+    if (k->lean)
+        pthread_mutex_unlock(&k->mu_ntt);
     pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_msm[u]);
+    if (k->lean)
+        pthread_mutex_unlock(&k->mu_ntt);
     pthread_mutex_unlock(&k->mu_msm);
     return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
                      "gpu %d: msm batch: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));

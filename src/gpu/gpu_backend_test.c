@@ -615,6 +615,9 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
             size_t chunks[3] = {big / 3 + 7, 1000, 0};
             for (int c = 0; c < 3; c++)
                 fails += check_streamed(&z, &sr, gpu, mat, &f, chunks[c], 0);
+            setenv("CUZK_GPU_LEAN", "1", 1); /* the lean layout (backend_impl.cuh LEAN) */
+            fails += check_streamed(&z, &sr, gpu, mat, &f, big / 5 + 3, 0);
+            unsetenv("CUZK_GPU_LEAN");
             groth16_key_info ki;
             gpu->key_info(gpu, ks_g, &ki);
             gpu->key_detach(gpu, ks_g);

@@ -53,6 +53,32 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     }
 }
 
+/* d[i] *= start * base^i, i < count (64 a thread): the odd-coset shift without its table */
+template <class fr>
+__global__ __launch_bounds__(256) void ntt_powers_mul_kernel(fr *d, size_t count, fr base, fr start)
+{
+    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t i0 = t * 64;
+    if (i0 >= count)
+        return;
+    fr x = start * base.pow_u64(i0);
+    size_t end = i0 + 64 < count ? i0 + 64 : count;
+    for (size_t i = i0; i < end; i++) {
+        d[i] = d[i] * x;
+        x = x * base;
+    }
+}
+
+/* a[i] = (a[i] - c[i]) in standard form: h from a*b (in a) and c (the lean path's
+   h_combine_kernel) */
+template <class fr>
+__global__ __launch_bounds__(256) void h_sub_kernel(fr *a, const fr *c, size_t n)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        a[i] = (a[i] - c[i]).from_mont();
+}
+
 #ifndef NTT_FULL_ROUNDS
 #define NTT_FULL_ROUNDS 1 /* 1: the later groups on blocks of 2^NTT_GROUP_LOG elements, split into
                              multiples of the radix's stages where they must split, so that no
