@@ -8,7 +8,7 @@
 #
 #   CUZK=build/bin/cuzk GPU_TEST=build/test/gpu/gpu_backend_test bench/stream.sh
 # Env: STREAM_LOGS ("24": domains 2^k, constraints 2^k - 2), STREAM_CURVE (bls12381), STREAM_CAP
-# (16G), STREAM_BATCH (10), STREAM_REPS (3), STREAM_DENSE (0: dev-circuit's sparse witness, mostly
+# (16G), STREAM_BATCH (10; 0: no job), STREAM_REPS (3), STREAM_DENSE (0: dev-circuit's sparse witness, mostly
 # zeros and ones), BENCH_WORK (keys are kept there between runs).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -64,7 +64,8 @@ for k in $logs; do
     run resident --repeat "$reps" && res=$(median_ms "$d.resident")
     resmsm=$(sed -n 's/.*msm \([0-9.]*\),.*/\1/p' "$d.resident" | sort -n | sed -n "$(( (reps + 1) / 2 ))p")
     run streamed --repeat "$reps" --gpu-mem "$cap" && st=$(median_ms "$d.streamed")
-    run job --repeat "$reps" --gpu-mem "$cap" --batch "$batch" && job=$(sed -n 's/.*, \([0-9.]*\) ms a partition$/\1/p' "$d.job" | tail -1)
+    [ "$batch" -gt 0 ] && run job --repeat "$reps" --gpu-mem "$cap" --batch "$batch" &&
+        job=$(sed -n 's/.*, \([0-9.]*\) ms a partition$/\1/p' "$d.job" | tail -1)
     gib=$(sed -n 's/.*, \([0-9.]*\) GiB a pass.*/\1/p' "$d.streamed" | head -1)
     waitms=$(sed -n 's/.*waited \([0-9.]*\) ms on copies.*/\1/p' "$d.streamed" | tail -1)
     passes=$(sed -n 's/.*streamed: \([0-9]*\) passes.*/\1/p' "$d.streamed" | tail -1)
@@ -80,7 +81,7 @@ for k in $logs; do
         printf "| %s | 2^%s | streamed, --gpu-mem %s | %.2f | %s | %s | %.1f | %.1f (transfer %.1f) | %s |\n", c, k, cap,
             gib, st, sm, p > 0 && sm > 0 ? 100 * (w / p) / sm : 0, bound, xfer, st != "" && st <= bound ? "yes" : "NO"
         jb = 1.15 * res
-        printf "| %s | 2^%s | streamed job of %d, --gpu-mem %s | %.2f | %s | %.1f | %.1f | %.1f | %s |\n", c, k, b, cap,
+        if (b > 0) printf "| %s | 2^%s | streamed job of %d, --gpu-mem %s | %.2f | %s | %.1f | %.1f | %.1f | %s |\n", c, k, b, cap,
             gib, job, jm / b, jm > 0 ? 100 * (jw / reps) / jm : 0, jb, job != "" && job <= jb ? "yes" : "NO"
     }' >>"$out"
 done
