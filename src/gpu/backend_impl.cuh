@@ -553,7 +553,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             ok[1] = !k->abc_host && !gpu_plan_key(&pin, &cand[1]) && cand[1].streamed;
             pin.fixed = lean_fixed;
             pin.force = GPU_PLACE_STREAMED; /* lean is for streamed keys only */
-            ok[2] = !gpu_plan_key(&pin, &cand[2]);
+            ok[2] = placement_forced() != GPU_PLACE_RESIDENT && !gpu_plan_key(&pin, &cand[2]);
             pin.force = placement_forced();
         }
         for (int c = 0; c < 3; c++)
@@ -562,8 +562,6 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         const char *lenv = getenv("CUZK_GPU_LEAN"); /* "1" (tests): the lean layout whenever it streams */
         if (lenv && !strcmp(lenv, "1") && ok[2] && (pick < 0 || cand[pick].streamed))
             pick = 2;
-        if (pick < 0 && pin.force == GPU_PLACE_RESIDENT)
-            ok[2] = 0;
         int bad = pick < 0;
         k->place = cand[0]; /* its why says what failed */
         if (!bad) {
@@ -1000,6 +998,16 @@ cudaError_t stream_set(gpu_key *k, int set, unsigned P, const uint32_t *const *s
     msm_shape full = stream_shape(set, cnt < K ? cnt : K, c);
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
     cudaError_t e = cudaSuccess;
+    if (cnt == 0) { /* every point at infinity (or none): the sum is infinity */
+        memset(win, 0, sizeof win);
+        for (unsigned p = 0; p < P; p++) {
+            if (std::is_same<F, fq>::value)
+                GPU_C(msm_windows_g1)(ws[p]->msm[set], win, 1, c);
+            else
+                GPU_C(msm_windows_g2)(ws[p]->msm[set], win, 1, c);
+        }
+        return cudaSuccess;
+    }
     for (unsigned p = 0; p < P && e == cudaSuccess; p++)
         e = cudaMemsetAsync(k->d_bk[p], 0, full.nbuckets * sizeof(xyzz_t<F>), st);
     auto issue = [&](size_t i) -> cudaError_t {
@@ -1058,14 +1066,10 @@ cudaError_t stream_set(gpu_key *k, int set, unsigned P, const uint32_t *const *s
         msm_scratch<F> scr;
         msm_scratch_layout<F>(full, k->d_msm, &scr);
         scr.buckets = (xyzz_t<F> *)k->d_bk[p];
-        if (cnt == 0) {
-            memset(win, 0, sizeof win);
-        } else {
-            if ((e = msm_reduce<F>(full, scr, st, nullptr, win)) != cudaSuccess)
-                break;
-            if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
-                break;
-        }
+        if ((e = msm_reduce<F>(full, scr, st, nullptr, win)) != cudaSuccess)
+            break;
+        if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
+            break;
         if (std::is_same<F, fq>::value)
             GPU_C(msm_windows_g1)(ws[p]->msm[set], win, full.rwin, full.c);
         else
