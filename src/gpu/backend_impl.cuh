@@ -850,7 +850,7 @@ cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
     if (k->d_shift)
         fr_mul_vec_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, st>>>(d, k->d_shift, k->n);
     else
-        ntt_powers_mul_kernel<fr><<<ntt_blocks((k->n + 63) / 64, 256), 256, 0, st>>>(d, k->n, k->w2n, k->ninv);
+        ntt_powers_kernel<fr, true><<<ntt_blocks((k->n + 63) / 64, 256), 256, 0, st>>>(d, k->n, k->w2n, k->ninv);
     return ntt_run(k->plan, d, 0, st);
 }
 

@@ -489,30 +489,7 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
     }
     /* fresh random witness below r; a few 0 and 1 values like real witnesses */
     uint64_t seed = rs_state;
-    for (size_t i = 0; i < nv; i++) {
-        uint8_t *v = wtns + 32 * i;
-        uint64_t kind = rnd() % 4;
-        memset(v, 0, 32);
-        if (i == 0 || kind == 1) {
-            v[0] = 1;
-        } else if (kind >= 2) {
-            for (;;) {
-                for (int k = 0; k < 4; k++) {
-                    uint64_t x = rnd();
-                    memcpy(v + 8 * k, &x, 8);
-                }
-                v[31] &= 0x7f;
-                int lt = 0;
-                for (int k = 31; k >= 0; k--)
-                    if (v[k] != ci->r_le[k]) {
-                        lt = v[k] < ci->r_le[k];
-                        break;
-                    }
-                if (lt)
-                    break;
-            }
-        }
-    }
+    make_witness(wtns, nv, 2, ci->r_le);
     groth16_ws wc, wg;
     groth16_ws_init(&wc, &z, mem_c, wtns);
     groth16_ws_init(&wg, &z, mem_g, wtns);

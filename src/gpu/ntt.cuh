@@ -37,8 +37,8 @@
 #define NTT_RADIX_LOG 2 /* elements a thread holds: 2^NTT_RADIX_LOG */
 #endif
 
-/* table[i] = start * base^i, i < count (64 consecutive entries per thread) */
-template <class fr>
+/* table[i] = start * base^i, i < count (64 consecutive entries per thread); MUL: table[i] *= that */
+template <class fr, bool MUL = false>
 __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count, fr base, fr start)
 {
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
@@ -48,23 +48,7 @@ __global__ __launch_bounds__(256) void ntt_powers_kernel(fr *table, size_t count
     fr x = start * base.pow_u64(i0);
     size_t end = i0 + 64 < count ? i0 + 64 : count;
     for (size_t i = i0; i < end; i++) {
-        table[i] = x;
-        x = x * base;
-    }
-}
-
-/* d[i] *= start * base^i, i < count (64 a thread): the odd-coset shift without its table */
-template <class fr>
-__global__ __launch_bounds__(256) void ntt_powers_mul_kernel(fr *d, size_t count, fr base, fr start)
-{
-    size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    size_t i0 = t * 64;
-    if (i0 >= count)
-        return;
-    fr x = start * base.pow_u64(i0);
-    size_t end = i0 + 64 < count ? i0 + 64 : count;
-    for (size_t i = i0; i < end; i++) {
-        d[i] = d[i] * x;
+        table[i] = MUL ? table[i] * x : x; /* MUL: the odd-coset shift without its table */
         x = x * base;
     }
 }
