@@ -5,6 +5,7 @@
 #   make asan       everything rebuilt with ASan+UBSan into build-asan/, then the tests
 #   make bench      CPU benchmark against snarkjs (bench/cpu.sh)
 #   make dev        the standalone kernel labs in dev/cuda
+#   make fuzz       the file and request readers under libFuzzer, FUZZ_SECONDS each (fuzz/)
 
 BUILD   ?= build
 CC      ?= cc
@@ -83,6 +84,28 @@ bench: $(BIN)
 
 dev:
 	$(if $(NVCC),$(MAKE) -C dev/cuda NVCC=$(NVCC),@echo "make dev: no nvcc, kernel labs not built")
+
+# make fuzz: every fuzz/fuzz_*.c is a libFuzzer harness, linked against the library built with
+# clang, coverage instrumentation and ASan+UBSan into build-fuzz/ (no CUDA), then run by
+# fuzz/run.sh for FUZZ_SECONDS each from its seed corpus fuzz/corpus/<name>/ (new inputs go to
+# build-fuzz/corpus/<name>/). A crash, leak, sanitizer report or failed check fails the target
+# and leaves the input in build-fuzz/crashes/. Warnings do not stop this build: -Werror is the
+# gcc build's job, and clang warns about more.
+FUZZ_SECONDS ?= 30
+FUZZ_CC      ?= clang
+FUZZ_NAMES   := $(patsubst fuzz/%.c,%,$(sort $(wildcard fuzz/fuzz_*.c)))
+.PHONY: fuzz fuzz-build
+fuzz:
+	$(MAKE) BUILD=build-fuzz CC=$(FUZZ_CC) NO_CUDA=1 OPT="-O1 -fno-omit-frame-pointer" \
+	  SAN="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+	  EXTRA_CFLAGS="-Wno-error -Wno-unknown-warning-option -Wno-bitwise-instead-of-logical" fuzz-build
+	FUZZ_SECONDS=$(FUZZ_SECONDS) fuzz/run.sh build-fuzz $(FUZZ_NAMES)
+
+fuzz-build: $(FUZZ_NAMES:%=$(BUILD)/fuzz/%)
+
+$(BUILD)/fuzz/%: fuzz/%.c fuzz/common.c fuzz/common.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< fuzz/common.c $(LIB) $(LDLIBS)
 
 clean:
 	rm -rf build build-asan bin

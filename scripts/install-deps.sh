@@ -15,10 +15,12 @@ fi
 # Debian packages checked with dpkg (libraries), and commands checked by name, so that a Node
 # from another source that already provides node and npm is kept: python3 (generator scripts,
 # test helpers), node + npm (snarkjs, circom2), chromium (dashboard test), curl (daemon suites),
-# taskset (benchmarks).
-libs="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev ca-certificates"
+# taskset (benchmarks), clang with its sanitizer and libFuzzer runtimes (libclang-rt-dev, only
+# recommended by clang) for make fuzz and tests/t_fuzz.sh.
+libs="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev ca-certificates
+      libclang-rt-dev"
 cmds="python3:python3 node:nodejs npm:npm chromium:chromium curl:curl git:git taskset:util-linux
-      pgrep:procps /usr/bin/time:time"
+      pgrep:procps /usr/bin/time:time clang:clang"
 
 missing=
 for p in $libs; do

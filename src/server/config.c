@@ -90,7 +90,7 @@ cuzk_err size_parse(uint64_t *out, const char *s, char *err)
     errno = 0;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || errno || v < 0)
+    if (end == s || errno || !(v >= 0)) /* also refuses "nan", which strtod accepts */
         return cuzk_errf(err, CUZK_EINVAL, "'%s' is not a size (e.g. 512M, 16G, auto)", s);
     while (*end == ' ')
         end++;
