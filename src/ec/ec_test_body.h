@@ -269,6 +269,28 @@ static void pairing_checks(int iters)
         pairing_mul_line_dense(&u2, &l);
         CHECK(fq12_eq(&u1, &u2), "sparse line multiplication");
     }
+    /* multi-Miller loop == product of single Miller loops, a pair with infinity included */
+    {
+        g1_aff_t ps[4];
+        g2_aff_t qs[4];
+        g2_proj_t T[4];
+        fq12_t m, prod, one;
+        fq12_set_one(&prod);
+        for (int k = 0; k < 4; k++) {
+            g1_rnd(&ps[k], a);
+            g2_rnd(&qs[k], b);
+        }
+        g1_aff_set_inf(&ps[2]);
+        for (int k = 0; k < 4; k++) {
+            pairing_miller_loop(&m, &ps[k], &qs[k]);
+            fq12_mul(&prod, &prod, &m);
+        }
+        pairing_miller_loop_multi(&m, ps, qs, 4, T);
+        CHECK(fq12_eq(&m, &prod), "multi-Miller loop = product of Miller loops");
+        pairing_miller_loop_multi(&m, ps, qs, 0, T);
+        fq12_set_one(&one);
+        CHECK(fq12_eq(&m, &one), "multi-Miller loop over no pairs = 1");
+    }
     g1_aff_t inf;
     g1_aff_set_inf(&inf);
     pairing(&e1, &inf, &g2);

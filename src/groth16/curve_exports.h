@@ -18,6 +18,10 @@
     cuzk_err p##verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof,         \
                        char *err);                                                                 \
     cuzk_err p##vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);     \
+    size_t p##verify_batch_scratch_size(size_t n, uint32_t n_public);                              \
+    cuzk_err p##verify_batch(const cuzk_vk *vk, const cuzk_public *const *pub,                     \
+                             const cuzk_proof *const *proof, size_t n, const uint8_t *weights,     \
+                             int *bad, void *scratch, char *err);                                  \
     void p##msm_windows_g1(uint64_t *out, const void *win, unsigned nwin, unsigned c);             \
     void p##msm_windows_g2(uint64_t *out, const void *win, unsigned nwin, unsigned c);
 

@@ -1,6 +1,6 @@
 /* curve_impl.h - everything that is compiled once per curve, in one translation unit:
  * the field and curve arithmetic, the CPU NTT and MSM, the CPU backend, the prover and
- * verifier cores and the development setup. Include a curve header first
+ * verifier cores (single and batch) and the development setup. Include a curve header first
  * (curve_bn254.c, curve_bls12_381.c are the two one-line instantiations). Only the
  * CURVE_SYM(...) functions declared in curve_exports.h leave the translation unit.
  */
@@ -28,6 +28,7 @@
 
 #include "groth16/cpu_backend.h"
 #include "groth16/prover_core.h"
+#include "groth16/verify_batch_core.h"
 #include "groth16/devsetup.h"
 
 #endif

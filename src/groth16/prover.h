@@ -67,6 +67,20 @@ cuzk_err groth16_public_from_wtns(cuzk_public *out, const zkey_file *z, const wt
  * malformed points (not on curve, not in subgroup) or size mismatches. */
 cuzk_err groth16_verify(const cuzk_vk *vk, const cuzk_public *pub, const cuzk_proof *proof, char *err);
 
+/* Batch verification of n proofs of one verification key (verify_batch.c): one pairing check
+ * over all n with independent random 128-bit weights from the OS CSPRNG (a multi-Miller loop
+ * over n + 3 pairs, ONE final exponentiation), then, only when it fails, groth16_verify one
+ * by one to find the bad proofs. Each proof's points are validated exactly as groth16_verify
+ * validates them. bad: n ints, all written.
+ * CUZK_OK: all n verify (n = 0 included; bad[] all 0).
+ * CUZK_EVERIFY: bad[i] = 1 for exactly the proofs groth16_verify rejects; err gives their
+ *   count and the first one's reason.
+ * Other codes (bad[] all 0): malformed input, as groth16_verify would answer it for some proof
+ * (a coordinate not below q, a public input of the wrong length, a curve mismatch; err names
+ * the proof), a NULL argument or n < 0 (CUZK_EINVAL), no memory, no randomness. */
+cuzk_err groth16_verify_batch(const cuzk_vk *vk, const cuzk_public *const *pub, const cuzk_proof *const *proof,
+                              int n, int *bad, char *err);
+
 /* Verification key of a zkey (for export-vk and the self-check). alphabeta (optional,
  * 12*fq_bytes std) receives e(alpha1, beta2) for vk_alphabeta_12. */
 cuzk_err groth16_vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file *z, char *err);
