@@ -78,11 +78,15 @@ for k in $logs; do
         xfer = bw > 0 ? gib * 1.073741824 / bw * 1000 : 0
         printf "| %s | 2^%s | resident | - | %s | %s | - | - | - |\n", c, k, res, rm
         bound = 1.10 * (res > xfer ? res : xfer)
+        share = (p > 0 && sm > 0) ? 100 * (w / p) / sm : 0
+        within = (st != "" && res != "" && st + 0 <= bound) ? "yes" : "NO"
         printf "| %s | 2^%s | streamed, --gpu-mem %s | %.2f | %s | %s | %.1f | %.1f (transfer %.1f) | %s |\n", c, k, cap,
-            gib, st, sm, p > 0 && sm > 0 ? 100 * (w / p) / sm : 0, bound, xfer, st != "" && st <= bound ? "yes" : "NO"
+            gib, st, sm, share, bound, xfer, within
         jb = 1.15 * res
+        jshare = (jm > 0) ? 100 * (jw / reps) / jm : 0
+        jwithin = (job != "" && res != "" && job + 0 <= jb) ? "yes" : "NO"
         if (b > 0) printf "| %s | 2^%s | streamed job of %d, --gpu-mem %s | %.2f | %s | %.1f | %.1f | %.1f | %s |\n", c, k, b, cap,
-            gib, job, jm / b, jm > 0 ? 100 * (jw / reps) / jm : 0, jb, job != "" && job <= jb ? "yes" : "NO"
+            gib, job, jm / b, jshare, jb, jwithin
     }' >>"$out"
 done
 cat "$out"

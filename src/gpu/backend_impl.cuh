@@ -581,6 +581,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         }
         k->par_sets = k->place.par_sets;
         k->tab_h = k->place.table;
+        k->msm_bytes = msm_need(z, k->tab_h); /* streamed: the chunks' scratch, below */
         k->device = im->device;
     }
     if (pthread_mutex_init(&k->mu_ntt, nullptr) || pthread_mutex_init(&k->mu_msm, nullptr)) {
