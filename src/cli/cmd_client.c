@@ -59,6 +59,7 @@ static int client_common_arg(client_opts *o, int argc, char **argv, int *i)
 }
 
 #define AWAIT_RECONNECT_MS 60000 /* how long await waits for a daemon that went away */
+#define AWAIT_REWAITS_MAX 8       /* waits again after the daemon took a done job back */
 
 static int64_t now_ms(void)
 {
@@ -401,6 +402,8 @@ static int valid_id(const char *id)
     return 1;
 }
 
+/* 0: written; -1: failed (*rc set); 1: the daemon no longer calls the job done (409: a stored
+   proof was found damaged and its partition is being proved again) */
 static int fetch_to_file(const client_opts *o, const char *path, const char *file, int *rc)
 {
     httpc_reply r;
@@ -422,7 +425,7 @@ static int fetch_to_file(const client_opts *o, const char *path, const char *fil
         print_http_error("await", &r);
         *rc = exit_from_http(r.status);
         httpc_reply_free(&r);
-        return -1;
+        return r.status == 409 ? 1 : -1;
     }
     FILE *f = fopen(file, "w");
     int ok = f && fwrite(r.body, 1, r.len, f) == r.len;
@@ -477,6 +480,8 @@ int cmd_await(int argc, char **argv)
     json_t *info = NULL;
     int contacted = 0;       /* a connection to the daemon was made at least once */
     int64_t lost_since = 0;  /* monotonic ms when it stopped answering, 0 while it answers */
+    int rewaits = 0;         /* waits again after a proof the daemon found damaged */
+wait:
     for (;;) {
         double slice = 60;
         if (deadline) {
@@ -532,13 +537,19 @@ int cmd_await(int argc, char **argv)
         }
         for (int i = 0; i < n; i++) {
             char path[160], file[PATH_MAX];
+            int f;
             snprintf(path, sizeof path, "/v1/jobs/%s/proofs/%d/proof", id, i);
             snprintf(file, sizeof file, "%s/proof-%d.json", out, i);
-            if (fetch_to_file(&o, path, file, &rc))
-                return rc;
-            snprintf(path, sizeof path, "/v1/jobs/%s/proofs/%d/public", id, i);
-            snprintf(file, sizeof file, "%s/public-%d.json", out, i);
-            if (fetch_to_file(&o, path, file, &rc))
+            if (!(f = fetch_to_file(&o, path, file, &rc))) {
+                snprintf(path, sizeof path, "/v1/jobs/%s/proofs/%d/public", id, i);
+                snprintf(file, sizeof file, "%s/public-%d.json", out, i);
+                f = fetch_to_file(&o, path, file, &rc);
+            }
+            if (f > 0 && ++rewaits <= AWAIT_REWAITS_MAX) {
+                fprintf(stderr, "cuzk await: waiting for job %s again\n", id);
+                goto wait;
+            }
+            if (f)
                 return rc;
         }
         fprintf(stderr, "cuzk await: job %s done, %d proof%s in %s\n", id, n, n == 1 ? "" : "s",

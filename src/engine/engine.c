@@ -1,7 +1,8 @@
 /* engine.c - the engine's public API (engine.h): lifecycle, submission with journaling,
- * job lookup, long-poll wait, cancel, proof fetch, key preload/evict, crash recovery and
- * the janitor that expires proofs. The worker threads live in pipeline.c, the key cache
- * and buffer pool in keys.c, status/metrics in engine_status.c.
+ * job lookup, long-poll wait, cancel, key preload/evict, crash recovery (with what the
+ * journal finds damaged) and the janitor that expires proofs. The worker threads live in
+ * pipeline.c, the key cache and buffer pool in keys.c, status/metrics in engine_status.c,
+ * proof fetch in engine_proofs.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -111,6 +112,13 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
     }
     snprintf(path, sizeof path, "%s/journal.db", e->data_dir);
     rc = store_sqlite_open(&e->st, path, err);
+    if (rc == CUZK_EFORMAT) {
+        char why[CUZK_ERRLEN];
+        snprintf(why, sizeof why, "%s", err);
+        cuzk_errf(err, rc, "%.250s. Refusing to start on a damaged journal: `cuzk journal check --data %.100s` "
+                  "says what is damaged; `cuzk journal recover --data %.100s` keeps every job that can still be "
+                  "read (and sets the damaged file aside)", why, e->data_dir, e->data_dir);
+    }
     if (rc) {
         free(e->circuits);
         free(e);
@@ -256,17 +264,65 @@ static void job_sizes(engine *e, ejob *j, const zkey_file *z, uint64_t wfile_max
 
 typedef struct recover_ctx {
     engine *e;
-    int n_requeued, n_failed, n_loaded;
+    int n_requeued, n_failed, n_loaded, n_reprove, n_damaged;
 } recover_ctx;
+
+cuzk_err eng_job_requeue(engine *e, ejob *j, char *err)
+{
+    zkey_file z;
+    cuzk_err rc = zkey_open(&z, j->zkey, err);
+    if (rc)
+        return rc;
+    uint64_t wmax = 0;
+    if (j->gen) {
+        wmax = witgen_wtns_bytes(z.n_vars); /* the partitions' files are inputs, not witnesses */
+    } else {
+        for (uint32_t i = 0; i < j->n_parts; i++) {
+            struct stat stt;
+            if (j->parts[i].state == PART_QUEUED && !stat(j->parts[i].witness, &stt) &&
+                (uint64_t)stt.st_size > wmax)
+                wmax = (uint64_t)stt.st_size;
+        }
+    }
+    pthread_mutex_lock(&e->mu);
+    job_sizes(e, j, &z, wmax);
+    for (uint32_t i = 0; i < j->n_parts && !j->stopping; i++) {
+        epart *p = &j->parts[i];
+        if (p->state != PART_QUEUED)
+            continue;
+        p->seq = ++e->seq;
+        pipeline_enqueue(e, p);
+    }
+    pthread_mutex_unlock(&e->mu);
+    zkey_close(&z);
+    return CUZK_OK;
+}
+
+/* A job the journal could not vouch for: failed, with what is damaged, and nothing else of it
+   kept (its journal record is left as it is for `cuzk journal check` and `recover`). */
+static void recover_damaged(recover_ctx *rc, ejob *j, const char *why)
+{
+    j->state = JOB_FAILED;
+    j->finished_ms = eng_now_ms();
+    snprintf(j->error, sizeof j->error, "journal: %.300s; run `cuzk journal check`", why);
+    LOG(LOG_ERROR, "%s: %s", j->ids, j->error);
+    rc->n_damaged++;
+}
 
 static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
 {
     recover_ctx *rc = vctx;
     engine *e = rc->e;
-    ejob *j = job_alloc(sj->id, sj->n_parts);
+    ejob *j = job_alloc(sj->id, sj->damaged ? 0 : sj->n_parts);
     if (!j) {
         LOG(LOG_ERROR, "recovery: out of memory for j-%lld", (long long)sj->id);
         return;
+    }
+    if (sj->damaged) { /* none of its fields can be trusted */
+        j->kind = KIND_CUSTOM;
+        j->prio = PRIO_NORMAL;
+        recover_damaged(rc, j, sj->error);
+        goto add;
     }
     j->kind = (unsigned)sj->kind < KIND_COUNT ? (engine_kind)sj->kind : KIND_CUSTOM;
     j->prio = (unsigned)sj->priority < PRIO_COUNT ? (engine_priority)sj->priority : PRIO_NORMAL;
@@ -279,21 +335,49 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
     j->finished_ms = sj->finished_ms;
     j->fetched_ms = sj->fetched_ms;
     snprintf(j->error, sizeof j->error, "%s", sj->error);
-    uint64_t wmax = 0;
+    int reprove = 0;
+    char why[CUZK_ERRLEN] = "";
     for (uint32_t i = 0; i < sj->n_parts; i++) {
         epart *p = &j->parts[i];
         snprintf(p->witness, sizeof p->witness, "%s", sp[i].witness);
         p->owned = sp[i].owned;
         p->attempts = 0;
-        p->state = sp[i].state == PART_DONE ? PART_DONE : is_terminal(j->state) ? PART_CANCELED : PART_QUEUED;
-        if (j->state == JOB_DONE)
-            p->state = PART_DONE;
+        if (sp[i].damaged && !why[0])
+            snprintf(why, sizeof why, "the record of partition %u fails its checksum (the journal is damaged)", i);
+        /* a proof that fails its checksum was never proved, as far as anyone can tell */
+        if (sp[i].state == PART_DONE && sp[i].proof_damaged && j->state != JOB_FAILED && j->state != JOB_CANCELED) {
+            LOG(LOG_ERROR, "%s partition %u: its proof in the journal fails its checksum; proving it again", j->ids,
+                i);
+            reprove++;
+        }
+        p->state = sp[i].state == PART_DONE && !sp[i].proof_damaged ? PART_DONE
+                   : is_terminal(j->state) && j->state != JOB_DONE  ? PART_CANCELED
+                                                                    : PART_QUEUED;
         if (p->state == PART_DONE)
             j->n_done++;
-        struct stat stt;
-        if (p->state == PART_QUEUED && !stat(p->witness, &stt) && (uint64_t)stt.st_size > wmax)
-            wmax = (uint64_t)stt.st_size;
     }
+    if (why[0] && j->state != JOB_FAILED && j->state != JOB_CANCELED) {
+        recover_damaged(rc, j, why);
+        goto add;
+    }
+    if (reprove) {
+        /* back to queued in the journal first, then each partition (which drops its proof): a
+           crash in between finds the same damage at the next start */
+        char err[CUZK_ERRLEN];
+        if (e->st->job_set_state(e->st, j->id, JOB_QUEUED, 0, "", err))
+            LOG(LOG_ERROR, "%s: %s", j->ids, err);
+        for (uint32_t i = 0; i < j->n_parts; i++)
+            if (sp[i].state == PART_DONE && sp[i].proof_damaged &&
+                e->st->part_set_state(e->st, j->id, i, PART_QUEUED, 0, err))
+                LOG(LOG_ERROR, "%s: %s", j->ids, err);
+    }
+    if (j->state == JOB_DONE && j->n_done < j->n_parts) {
+        j->state = JOB_QUEUED;
+        j->finished_ms = 0;
+        j->error[0] = 0;
+    }
+    rc->n_reprove += reprove;
+add:
     pthread_mutex_lock(&e->mu);
     int fail = jobs_add(e, j);
     pthread_mutex_unlock(&e->mu);
@@ -318,27 +402,13 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
         rc->n_failed++;
         return;
     }
-    zkey_file z;
-    if (zkey_open(&z, j->zkey, err)) {
-        char why[CUZK_ERRLEN];
-        snprintf(why, sizeof why, "after restart: %.450s", err);
-        eng_job_finish(e, j, JOB_FAILED, why);
+    if (eng_job_requeue(e, j, err)) {
+        char why2[CUZK_ERRLEN];
+        snprintf(why2, sizeof why2, "after restart: %.450s", err);
+        eng_job_finish(e, j, JOB_FAILED, why2);
         rc->n_failed++;
         return;
     }
-    if (j->gen)
-        wmax = witgen_wtns_bytes(z.n_vars); /* the partitions' files are inputs, not witnesses */
-    job_sizes(e, j, &z, wmax);
-    zkey_close(&z);
-    pthread_mutex_lock(&e->mu);
-    for (uint32_t i = 0; i < j->n_parts; i++) {
-        epart *p = &j->parts[i];
-        if (p->state != PART_QUEUED)
-            continue;
-        p->seq = ++e->seq;
-        pipeline_enqueue(e, p);
-    }
-    pthread_mutex_unlock(&e->mu);
     rc->n_requeued++;
 }
 
@@ -462,7 +532,7 @@ cuzk_err engine_start(engine *e, char *err)
     if (!e->trk)
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory for the tracker");
     e->running = 1;
-    recover_ctx rc = {e, 0, 0, 0};
+    recover_ctx rc = {e, 0, 0, 0, 0, 0};
     cuzk_err r = e->st->load_all(e->st, recover_one, &rc, err);
     if (r) {
         e->running = 0;
@@ -475,6 +545,9 @@ cuzk_err engine_start(engine *e, char *err)
     if (rc.n_loaded)
         LOG(LOG_INFO, "journal: %d jobs, %d re-queued, %d failed on recovery", rc.n_loaded, rc.n_requeued,
             rc.n_failed);
+    if (rc.n_reprove || rc.n_damaged)
+        LOG(LOG_ERROR, "journal: %d proof(s) failed their checksum and are proved again, %d job(s) failed on a "
+            "damaged record (cuzk journal check)", rc.n_reprove, rc.n_damaged);
     eng_witgen_sweep(e);
     if ((r = pipeline_start(e, err))) {
         engine_stop(e);
@@ -906,40 +979,6 @@ cuzk_err engine_cancel(engine *e, const char *id, char *err)
     pthread_cond_broadcast(&e->cv_rq_space);
     pthread_mutex_unlock(&e->rq_mu);
     return CUZK_OK;
-}
-
-cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **proof_json, char **public_json,
-                            char *err)
-{
-    *proof_json = *public_json = NULL;
-    pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
-    if (!j) {
-        pthread_mutex_unlock(&e->mu);
-        return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s (never submitted, or its proofs expired)",
-                         id ? id : "(null)");
-    }
-    if (j->state != JOB_DONE) {
-        engine_job_state s = j->state;
-        pthread_mutex_unlock(&e->mu);
-        return cuzk_errf(err, CUZK_EINVAL, "job %s is %s, not done", id, engine_job_state_name(s));
-    }
-    if (part >= j->n_parts) {
-        uint32_t np = j->n_parts;
-        pthread_mutex_unlock(&e->mu);
-        return cuzk_errf(err, CUZK_ENOTFOUND, "job %s has %u partition(s); there is no partition %u", id, np,
-                         part);
-    }
-    int64_t jid = j->id, first = 0;
-    if (!j->fetched_ms)
-        first = j->fetched_ms = eng_now_ms();
-    pthread_mutex_unlock(&e->mu);
-    if (first) {
-        char e2[CUZK_ERRLEN];
-        if (e->st->job_set_fetched(e->st, jid, first, e2))
-            LOG(LOG_WARN, "%s", e2);
-    }
-    return e->st->part_get_proof(e->st, jid, part, proof_json, public_json, err);
 }
 
 /* ---- keys ---- */

@@ -54,6 +54,10 @@
  *   +----------+
  *   A terminal job and its proofs are deleted by janitor_sweep proof_ttl_s after it finished, or
  *   fetch_grace_s after the first engine_fetch_proof; the job is then purged.
+ *   A DONE job goes back to QUEUED when one of its stored proofs is found damaged, by
+ *   recover_one (the journal's checksum) or engine_fetch_proof (the checksum, or the pairing
+ *   check against the loaded key); only the damaged partitions are proved again. A job whose
+ *   journal record is damaged is FAILED at engine_start, with what is damaged.
  *
  * DONE, FAILED and CANCELED are terminal; engine_wait returns as soon as a job is terminal.
  *
@@ -249,7 +253,10 @@ json_t *engine_list(engine *e, const char *state_filter, int limit);
 
 /* Proof and public signals of partition `part` of a DONE job, as the exact snarkjs JSON
  * text (malloc'd, caller frees both). First fetch starts the fetch grace period.
- * CUZK_ENOTFOUND (job, partition or expired proof), CUZK_EINVAL (job not DONE). */
+ * CUZK_ENOTFOUND (job, partition or expired proof), CUZK_EINVAL (job not DONE). A proof is
+ * handed out only when its journal checksum holds and, when the job's key is loaded, it
+ * verifies against the key's verification key; otherwise CUZK_EINVAL, and the partition is
+ * being proved again (the job is no longer DONE: wait for it again). */
 cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **proof_json,
                             char **public_json, char *err);
 

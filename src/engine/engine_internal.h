@@ -227,6 +227,10 @@ int64_t eng_now_ms(void);
 ejob *eng_job_find(engine *e, const char *id); /* e->mu held */
 /* terminal transition of a job (journal, wake waiters); e->mu NOT held */
 void eng_job_finish(engine *e, ejob *j, engine_job_state st, const char *error);
+/* sizes the job from its key and puts its QUEUED partitions into the scheduler (recovery,
+ * and a partition proved again after its stored proof was found damaged); e->mu NOT held.
+ * Fails when the key cannot be opened. */
+cuzk_err eng_job_requeue(engine *e, ejob *j, char *err);
 
 /* ---- keys.c ---- */
 /* bytes a key will take when loaded on the synthesis backend and n_dev device backends */

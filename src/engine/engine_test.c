@@ -3,7 +3,8 @@
  * node_modules is installed), public signals equal snarkjs's public.json, a critical job
  * overtakes a backlog, a tight budget is never exceeded, an oversized partition and a
  * witness of the wrong curve are refused at submit, cancel, idempotency keys, a
- * partition that fails twice fails its job, and jobs survive a restart of the engine.
+ * partition that fails twice fails its job, jobs survive a restart of the engine, and a
+ * stored proof found damaged when it is fetched is never handed out but proved again.
  * Run from the repository root (make test does). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "engine/engine.h"
+#include "engine/store.h"
 #include "util/check.h"
 #include "util/log.h"
 
@@ -410,6 +414,70 @@ static void test_restart(void)
     engine_destroy(e);
 }
 
+/* fetches partition part of job id, expecting it to be refused as damaged, then waits for the
+   job to be done again and fetches the new proof, which must differ */
+static void refetch_damaged(engine *e, const char *id, uint32_t part, const char *damaged, const char *why)
+{
+    char *proof = NULL, *pub = NULL, err[CUZK_ERRLEN] = "";
+    cuzk_err rc = engine_fetch_proof(e, id, part, &proof, &pub, err);
+    CHECK(rc == CUZK_EINVAL && !proof && !pub && strstr(err, why) && strstr(err, "proved again"),
+          "a damaged proof (%s) was handed out or not reported: %d %s", why, rc, err);
+    free(proof);
+    free(pub);
+    engine_job_info info;
+    rc = engine_wait(e, id, 120000, &info, err);
+    CHECK(!rc && info.state == JOB_DONE && info.n_done == 2, "done again: %d %s %s", rc, err, info.error);
+    rc = engine_fetch_proof(e, id, part, &proof, &pub, err);
+    CHECK(!rc && proof && strcmp(proof, damaged), "the partition proved again: %s", err);
+    free(proof);
+    free(pub);
+}
+
+static void test_damaged_proof(void)
+{
+    engine *e = start("damaged", 0, 1);
+    if (!e)
+        return;
+    char id[ENGINE_ID_LEN], err[CUZK_ERRLEN], path[300], sql[200];
+    CHECK(!submit(e, MULT_Z, MULT_W, 2, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
+    engine_job_info info;
+    CHECK(!engine_wait(e, id, 120000, &info, err) && info.state == JOB_DONE, "done: %s", err);
+    snprintf(path, sizeof path, "%s/damaged/journal.db", tmpdir);
+
+    /* bytes changed on disk: the journal's checksum */
+    sqlite3 *db = NULL;
+    snprintf(sql, sizeof sql, "UPDATE parts SET proof = replace(proof, '1', '2') WHERE job = %s AND idx = 1", id + 2);
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK && sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK,
+          "damage: %s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+    refetch_damaged(e, id, 1, "", "checksum");
+
+    /* a proof that does not verify, with a sound checksum (swapped points): the pairing check
+       against the key, which is loaded */
+    char *proof = NULL, *pub = NULL;
+    CHECK(!engine_fetch_proof(e, id, 0, &proof, &pub, err), "fetch: %s", err);
+    json_t *j = proof ? json_loads(proof, 0, NULL) : NULL;
+    char *bad = NULL;
+    if (j) {
+        json_t *a = json_incref(json_object_get(j, "pi_a")), *c = json_incref(json_object_get(j, "pi_c"));
+        json_object_set_new(j, "pi_a", c);
+        json_object_set_new(j, "pi_c", a);
+        bad = json_dumps(j, 0);
+        json_decref(j);
+    }
+    store *st = NULL;
+    CHECK(bad && !store_sqlite_open(&st, path, err), "second connection: %s", err);
+    if (st) {
+        CHECK(!st->part_set_done(st, atoll(id + 2), 0, bad, pub, err), "write: %s", err);
+        st->close(st);
+        refetch_damaged(e, id, 0, bad, "does not verify");
+    }
+    free(bad);
+    free(proof);
+    free(pub);
+    engine_destroy(e);
+}
+
 int main(void)
 {
     if (access(MERKLE_Z, R_OK) || access(MULT_Z, R_OK)) {
@@ -425,7 +493,8 @@ int main(void)
         const char *name;
         void (*fn)(void);
     } tests[] = {{"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
-                 {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys}};
+                 {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys},
+                 {"damaged proofs", test_damaged_proof}};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
         time_t t0 = time(NULL);
         int before = failures;

@@ -9,6 +9,14 @@
  * partition that was not DONE is proved again: every acknowledged job completes exactly
  * once. Proofs stay in the journal until the job is deleted (TTL or fetch grace).
  * Every function is safe to call from any thread.
+ *
+ * Integrity. What the journal hands back (job records, partition records, proofs with
+ * their public signals) is checked on the way out: a record the store finds damaged is
+ * reported as such (the `damaged` flags of load_all, CUZK_EFORMAT from the other calls)
+ * and never returned as if it were valid, and a damaged record is never updated (an
+ * update would make it look valid again). The SQLite store keeps a CRC-64 with every row
+ * and refuses to open a file that fails SQLite's quick_check (docs/DAEMON.md, "Journal
+ * integrity").
  */
 #ifndef CUZK_ENGINE_STORE_H
 #define CUZK_ENGINE_STORE_H
@@ -34,7 +42,10 @@ typedef struct store_job {
     int64_t submitted_ms;       /* unix ms */
     int64_t finished_ms;        /* unix ms, 0 until terminal */
     int64_t fetched_ms;         /* unix ms of the first proof fetch, 0 before */
-    char error[512];            /* reason for FAILED/CANCELED, "" otherwise */
+    char error[512];            /* reason for FAILED/CANCELED, "" otherwise; what is wrong when damaged */
+    int damaged;                /* load_all: 1 when the job's record is damaged (fails its checksum, or
+                                   partition records are missing); then only id and error are
+                                   meaningful and parts is NULL */
 } store_job;
 
 typedef struct store_part {
@@ -43,6 +54,10 @@ typedef struct store_part {
     int attempts;                 /* proving attempts started */
     int owned;                    /* 1: witness is a file in the data dir, deleted with the job */
     char witness[STORE_PATH_MAX]; /* .wtns path (input .json path for a job with a circuit) */
+    int damaged;                  /* load_all: 1 when this record fails its checksum (no field of it
+                                     can be trusted) */
+    int proof_damaged;            /* load_all: 1 when the record says DONE but its proof is missing or
+                                     fails its checksum: the partition is not proved */
 } store_part;
 
 typedef struct store store;
@@ -51,19 +66,25 @@ struct store {
     void *impl;
     /* Inserts job (id assigned into job->id) and parts in one durable transaction. When
      * job->idem is not empty and a job with that key exists, inserts nothing, sets
-     * job->id to the existing job's id and *existed = 1. */
+     * job->id to the existing job's id and *existed = 1.
+     * The updates below fail with CUZK_EFORMAT, changing nothing, when the record is damaged. */
     cuzk_err (*job_insert)(store *s, store_job *job, const store_part *parts, int *existed, char *err);
     cuzk_err (*job_set_state)(store *s, int64_t id, int state, int64_t finished_ms, const char *error,
                               char *err);
     cuzk_err (*job_set_fetched)(store *s, int64_t id, int64_t fetched_ms, char *err);
+    /* a state other than DONE drops the partition's proof: only a DONE partition has one */
     cuzk_err (*part_set_state)(store *s, int64_t id, uint32_t index, int state, int attempts, char *err);
     /* state DONE with the proof and public JSON text, in one statement */
     cuzk_err (*part_set_done)(store *s, int64_t id, uint32_t index, const char *proof_json,
                               const char *public_json, char *err);
-    /* malloc'd copies; CUZK_ENOTFOUND when the partition has no proof */
+    /* malloc'd copies; CUZK_ENOTFOUND when the partition has no proof, CUZK_EFORMAT (nothing
+     * returned) when the proof or its public signals are damaged (fail their checksum) */
     cuzk_err (*part_get_proof)(store *s, int64_t id, uint32_t index, char **proof_json, char **public_json,
                                char *err);
-    /* calls fn for every job (ascending id) with its partitions (ascending index) */
+    /* calls fn for every job (ascending id) with its partitions (ascending index); checks
+     * every record and every DONE partition's proof and says what is damaged (the flags).
+     * fn may update the job it is given (the store is not locked while fn runs; load_all
+     * itself must not run twice at once). */
     cuzk_err (*load_all)(store *s, void (*fn)(void *ctx, const store_job *job, const store_part *parts),
                          void *ctx, char *err);
     /* deletes the job, its partitions and proofs */
@@ -71,7 +92,9 @@ struct store {
     void (*close)(store *s);
 };
 
-/* Opens or creates the SQLite journal at path (WAL mode, synchronous FULL). */
+/* Opens or creates the SQLite journal at path (WAL mode, synchronous FULL). Runs SQLite's
+ * PRAGMA quick_check first and fails with CUZK_EFORMAT, saying what it found, when the file
+ * is damaged; gives the rows of an older journal their checksums (schema version 3). */
 cuzk_err store_sqlite_open(store **out, const char *path, char *err);
 
 #endif

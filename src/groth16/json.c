@@ -420,6 +420,19 @@ static cuzk_err jr_load(json_t **root, const char *path, char *err)
                      je.line, je.column, je.text);
 }
 
+/* the document from a file (text NULL), or from text (path then names it in messages) */
+static cuzk_err jr_root(json_t **root, const char *path, const char *text, char *err)
+{
+    if (!text)
+        return jr_load(root, path, err);
+    json_error_t je;
+    *root = json_loads(text, 0, &je);
+    if (*root)
+        return CUZK_OK;
+    return cuzk_errf(err, CUZK_EFORMAT, "%s: not valid JSON (line %d, column %d): %s", path, je.line, je.column,
+                     je.text);
+}
+
 /* One number (decimal/0x-hex string or a non-negative JSON integer) below bound. */
 static cuzk_err jr_num(const jr *r, uint8_t *le, size_t n, const json_t *v, const uint8_t *bound,
                        const char *bound_name, const char *where)
@@ -586,14 +599,14 @@ static cuzk_err jr_curve(const jr *r, const json_t *v, const cuzk_curve_info **o
     return CUZK_OK;
 }
 
-cuzk_err proof_read_json(cuzk_proof *out, cuzk_curve_id curve, const char *path, char *err)
+static cuzk_err proof_in(cuzk_proof *out, cuzk_curve_id curve, const char *path, const char *text, char *err)
 {
     memset(out, 0, sizeof *out);
     jr r = {.path = path, .cv = curve_info(curve), .err = err};
     if (!r.cv)
         return cuzk_errf(err, CUZK_EINVAL, "%s: no such curve (id %d)", path, (int)curve);
     json_t *root;
-    cuzk_err rc = jr_load(&root, path, err);
+    cuzk_err rc = jr_root(&root, path, text, err);
     if (rc)
         return rc;
     const json_t *a, *b, *c, *cvv;
@@ -625,14 +638,14 @@ out:
     return rc;
 }
 
-cuzk_err public_read_json(cuzk_public *out, cuzk_curve_id curve, const char *path, char *err)
+static cuzk_err public_in(cuzk_public *out, cuzk_curve_id curve, const char *path, const char *text, char *err)
 {
     memset(out, 0, sizeof *out);
     jr r = {.path = path, .cv = curve_info(curve), .err = err};
     if (!r.cv)
         return cuzk_errf(err, CUZK_EINVAL, "%s: no such curve (id %d)", path, (int)curve);
     json_t *root;
-    cuzk_err rc = jr_load(&root, path, err);
+    cuzk_err rc = jr_root(&root, path, text, err);
     if (rc)
         return rc;
     if (!json_is_array(root)) {
@@ -663,6 +676,26 @@ out:
         public_free(out);
     json_decref(root);
     return rc;
+}
+
+cuzk_err proof_read_json(cuzk_proof *out, cuzk_curve_id curve, const char *path, char *err)
+{
+    return proof_in(out, curve, path, NULL, err);
+}
+
+cuzk_err proof_from_json(cuzk_proof *out, cuzk_curve_id curve, const char *text, char *err)
+{
+    return proof_in(out, curve, "proof", text, err);
+}
+
+cuzk_err public_read_json(cuzk_public *out, cuzk_curve_id curve, const char *path, char *err)
+{
+    return public_in(out, curve, path, NULL, err);
+}
+
+cuzk_err public_from_json(cuzk_public *out, cuzk_curve_id curve, const char *text, char *err)
+{
+    return public_in(out, curve, "public signals", text, err);
 }
 
 cuzk_err vk_read_json(cuzk_vk *out, const char *path, char *err)

@@ -55,6 +55,9 @@ char *public_to_json(const cuzk_public *pub);
 cuzk_err proof_read_json(cuzk_proof *out, cuzk_curve_id curve, const char *path, char *err);
 cuzk_err public_read_json(cuzk_public *out, cuzk_curve_id curve, const char *path, char *err);
 cuzk_err vk_read_json(cuzk_vk *out, const char *path, char *err);
+/* the same two from JSON text (what the daemon's journal keeps) */
+cuzk_err proof_from_json(cuzk_proof *out, cuzk_curve_id curve, const char *text, char *err);
+cuzk_err public_from_json(cuzk_public *out, cuzk_curve_id curve, const char *text, char *err);
 void vk_free(cuzk_vk *vk);
 void public_free(cuzk_public *pub);
 
