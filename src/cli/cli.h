@@ -39,5 +39,6 @@ int cmd_await(int argc, char **argv);      /* cmd_client.c */
 int cmd_status(int argc, char **argv);     /* cmd_client.c */
 int cmd_cancel(int argc, char **argv);     /* cmd_client.c */
 int cmd_top(int argc, char **argv);        /* cmd_client.c */
+int cmd_journal(int argc, char **argv);    /* cmd_journal.c: journal check, journal recover */
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
     {"status", cmd_status, "status [ID]"},
     {"cancel", cmd_cancel, "cancel ID"},
     {"top", cmd_top, "top (live view of a running daemon)"},
+    {"journal", cmd_journal, "journal check|recover [--data DIR] (a damaged job journal)"},
 };
 
 static void usage(FILE *f)
