@@ -738,13 +738,10 @@ static void device_stage_batch(eworker *w, epart **ps, int n)
         tracker_worker_set(e->trk, d, wi, TRK_BUSY, s0);
         lead->ws.phase = device_phase;
         lead->ws.phase_ctx = &pc;
-        cuzk_err r = CUZK_OK;
-        if (fault_injected(e, d))
-            r = cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d);
-        else if (be->msm_batch)
-            r = be->msm_batch(be, ks, wsv, m, err);
-        for (int i = 0; i < m && !r && !be->msm_batch; i++)
-            r = groth16_step_msm(be, ks, wsv[i], err);
+        /* a batch forms only on a backend with msm_batch (keys.c sets dev_batch > 1 for those) */
+        cuzk_err r = fault_injected(e, d)
+                         ? cuzk_errf(err, CUZK_EDEVICE, "device %d: injected fault (CUZK_FAULT_DEVICE)", d)
+                         : be->msm_batch(be, ks, wsv, m, err);
         lead->ws.phase = NULL;
         lead->ws.phase_ctx = NULL;
         dev_release(e, d, 1);
