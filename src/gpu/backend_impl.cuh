@@ -55,6 +55,8 @@ using GPU_SYM(ff)::fq;
 using GPU_SYM(ff)::fq2;
 
 #define GPU_FR_BITS (GPU_CURVE_ID == CURVE_BN254 ? 254u : 255u)
+/* window sums of one MSM, at most (4-bit windows of a 255-bit scalar) */
+#define STREAM_WIN ((GPU_FR_BITS + 1 + 3) / 4)
 /* Points per set, at most, for a key's five MSMs at once: always up to GPU_PAR_SETS_SMALL, up to
    GPU_PAR_SETS_MAX where memory allows (see par_sets_max). The daemon's mix of 2^18 and 2^19
    BLS12-381 partitions on the H200: porep latency p50 2.77 -> 1.46 s, the device busy for 84 %
@@ -138,6 +140,9 @@ struct gpu_key {
     size_t chunk;
     unsigned batch;
     unsigned stream_c[ZKEY_BASES]; /* window bits of each set's chunks */
+    size_t bk_off[ZKEY_BASES];     /* offset of each set's buckets in a partition's d_bk */
+    size_t bk_bytes;               /* a partition's d_bk */
+    uint8_t *h_win;                /* page-locked window sums of a pass: [partition][set][STREAM_WIN] */
     uint8_t *d_ring[STREAM_RING];
     uint32_t *d_ring_idx[STREAM_RING];
     uint32_t *d_chunk_sc;
@@ -293,14 +298,31 @@ msm_shape stream_shape(int i, size_t m, unsigned c)
 {
     return msm_shape_of(m, GPU_FR_BITS, c, i != ZKEY_H, 0, i == ZKEY_B2);
 }
-/* window bits of the chunks of set i when it streams cnt points in chunks of chunk points */
+/* window bits of the chunks of set i when it streams cnt points: those of one MSM of all cnt
+   points, since the chunks share one bucket set and one reduction (at 2^24 points the h set
+   takes 20-bit windows, 13 of them, where a 2^22-point chunk alone would take 16 bits, 16 of
+   them). CUZK_GPU_STREAM_HBITS=c sets the h set's (a benchmark knob, 4..22). */
 unsigned stream_bits(int i, size_t cnt, size_t chunk)
 {
-    size_t m = cnt < chunk ? cnt : chunk;
-    return msm_window_bits(m ? m : 1, i != ZKEY_H);
+    (void)chunk;
+    if (i == ZKEY_H) {
+        const char *e = getenv("CUZK_GPU_STREAM_HBITS");
+        int c = e && *e ? atoi(e) : 0;
+        if (c >= 4 && c <= 22)
+            return (unsigned)c;
+    }
+    return msm_window_bits(cnt ? cnt : 1, i != ZKEY_H);
 }
-/* device bytes of one chunk's MSM scratch (max over the sets) and of one partition's bucket set
-   (max over the sets), for sets of cnt[i] points */
+/* bytes of set i's buckets (one partition) when it streams cnt points in chunks of chunk */
+size_t stream_set_buckets(int i, size_t cnt, size_t chunk)
+{
+    size_t m = cnt < chunk ? cnt : chunk;
+    msm_shape s = stream_shape(i, m ? m : 1, stream_bits(i, cnt, chunk));
+    return msm_align(s.nbuckets * (i == ZKEY_B2 ? sizeof(xyzz_t<fq2>) : sizeof(xyzz_t<fq>)));
+}
+/* device bytes of one chunk's MSM scratch (max over the sets) and of one partition's buckets
+   (the sum over the sets: a pass interleaves the chunks of all sets, so every set keeps its
+   buckets until its last chunk), for sets of cnt[i] points */
 void stream_scratch(const size_t *cnt, size_t chunk, size_t *scratch, size_t *buckets)
 {
     *scratch = *buckets = 0;
@@ -310,9 +332,8 @@ void stream_scratch(const size_t *cnt, size_t chunk, size_t *scratch, size_t *bu
         size_t m = cnt[i] < chunk ? cnt[i] : chunk;
         msm_shape s = stream_shape(i, m, stream_bits(i, cnt[i], chunk));
         size_t b = i == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr) : msm_scratch_layout<fq>(s, nullptr, nullptr);
-        size_t bk = s.nbuckets * (i == ZKEY_B2 ? sizeof(xyzz_t<fq2>) : sizeof(xyzz_t<fq>));
         *scratch = b > *scratch ? b : *scratch;
-        *buckets = bk > *buckets ? bk : *buckets;
+        *buckets += stream_set_buckets(i, cnt[i], chunk);
     }
 }
 struct stream_ctx {
@@ -378,6 +399,7 @@ void key_free(gpu_key *k)
             cudaEventDestroy(k->ev_used[r]);
     }
     cudaFree(k->d_chunk_sc);
+    cudaFreeHost(k->h_win);
     for (unsigned p = 0; p < STREAM_BATCH_MAX; p++) {
         cudaFree(k->d_bk[p]);
         if (p) {
@@ -696,6 +718,14 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
         }
         stream_scratch(cnt, k->chunk, &k->msm_bytes, &buckets);
+        size_t off = 0;
+        for (int i = 0; i < ZKEY_BASES; i++) {
+            k->bk_off[i] = off;
+            off += cnt[i] ? stream_set_buckets(i, cnt[i], k->chunk) : 0;
+        }
+        k->bk_bytes = off;
+        CUDA_TRY(cudaHostAlloc((void **)&k->h_win, (size_t)k->batch * ZKEY_BASES * STREAM_WIN * sizeof(xyzz_t<fq2>),
+                               cudaHostAllocDefault));
         for (int r = 0; r < STREAM_RING; r++) {
             CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));
             CUDA_TRY(cudaMalloc((void **)&k->d_ring_idx[r], k->chunk * 4));
@@ -978,41 +1008,161 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     return cudaSuccess;
 }
 
-/* STREAMED (msm.cuh): one set's MSM for the P partitions of a pass, the set's points taken
- * chunk by chunk from page-locked host memory. Chunk i goes up on the copy stream into ring
- * buffer i % STREAM_RING once the chunk that last used that buffer is done, so the copies run up
- * to STREAM_RING - 1 chunks ahead of the bucket work. Each chunk is one msm_pass (accum) per
- * partition into that partition's buckets; its scalars are the partition's (sc[p], the set's
- * first scalar), gathered through the chunk's indices where points at infinity were left out.
- * msm_pass waits for its partial levels' counts, so the host is in step with the device: when
- * the next chunk's copy has not landed, the device is idle for it, and that wait is reported
- * through the phase hook (GROTH16_PHASE_COPY) and added up in *wait_us. */
+/* STREAMED (msm.cuh): the five MSMs of the P partitions of a pass, their points taken chunk by
+ * chunk from page-locked host memory. The chunks of all five sets form one sequence (see
+ * stream_order), so the copy stream keeps crossing the bus while the device adds up a chunk of
+ * any set: item j goes up on the copy stream into ring buffer j % STREAM_RING once the item that
+ * last used that buffer is done, up to STREAM_RING - 1 items ahead of the bucket work. Each item
+ * is one msm_pass (accum) per partition into that partition's buckets of the item's set; its
+ * scalars are the partition's, gathered through the chunk's indices where points at infinity
+ * were left out. After a set's last chunk its buckets are reduced and the window sums go to
+ * page-locked host memory; the host combines them after the pass. msm_pass waits for its partial
+ * levels' counts, so the host is in step with the device: when the next item's copy has not
+ * landed, the device is idle for it, and that wait is reported through the phase hook
+ * (GROTH16_PHASE_COPY) and added up. CUZK_GPU_STREAM_PROFILE=1 prints each pass's time by set. */
+
+/* the items of a pass: (set, chunk) pairs. Interleaved so that the sets' copy and compute mix
+   (the witness sets are mostly copies, the h set mostly additions): the next item is always of
+   the set with the smallest share of its chunks done (ties: the lower set). The h set waits for
+   h, so at most its first chunk goes before the witness sets have started. CUZK_GPU_STREAM_ORDER=sets:
+   one set after the other (A, B1, B2, C, H). */
+struct stream_item {
+    int set;
+    uint32_t chunk;
+};
+size_t stream_order(const gpu_key *k, stream_item *out)
+{
+    size_t nch[ZKEY_BASES], done[ZKEY_BASES] = {0}, n = 0, total = 0;
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        nch[i] = (k->hb->cnt[i] + k->chunk - 1) / k->chunk;
+        total += nch[i];
+    }
+    const char *e = getenv("CUZK_GPU_STREAM_ORDER");
+    if (e && !strcmp(e, "sets")) {
+        for (int i = 0; i < ZKEY_BASES; i++)
+            for (size_t c = 0; c < nch[i]; c++)
+                out[n++] = stream_item{i, (uint32_t)c};
+        return n;
+    }
+    while (n < total) {
+        int best = -1;
+        for (int i = 0; i < ZKEY_BASES; i++) {
+            if (done[i] == nch[i])
+                continue;
+            /* done[i] / nch[i] < done[best] / nch[best] */
+            if (best < 0 || done[i] * nch[best] < done[best] * nch[i])
+                best = i;
+        }
+        out[n++] = stream_item{best, (uint32_t)done[best]++};
+    }
+    return n;
+}
+
+uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
+{
+    return k->h_win + ((size_t)p * ZKEY_BASES + set) * STREAM_WIN * sizeof(xyzz_t<fq2>);
+}
+
+/* one item's bucket work for the P partitions (ring buffer r holds its points) */
 template <class F>
-cudaError_t stream_set(gpu_key *k, int set, unsigned P, const uint32_t *const *sc, groth16_ws *const *ws, int u,
-                       uint64_t *wait_us)
+cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const uint32_t *const *sc, cudaStream_t st)
 {
     const host_bases *hb = k->hb;
-    const size_t cnt = hb->cnt[set], pb = set_point_bytes(k->z, set), K = k->chunk;
-    const size_t nch = (cnt + K - 1) / K;
-    const unsigned c = k->stream_c[set];
-    cudaStream_t st = k->st_msm[u], cp = k->st_copy[u];
-    msm_shape full = stream_shape(set, cnt < K ? cnt : K, c);
-    xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
+    const size_t K = k->chunk, off = i * K, m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
+    msm_shape sm = stream_shape(set, m, k->stream_c[set]);
+    msm_scratch<F> scr;
+    msm_scratch_layout<F>(sm, k->d_msm, &scr);
     cudaError_t e = cudaSuccess;
-    if (cnt == 0) { /* every point at infinity (or none): the sum is infinity */
-        memset(win, 0, sizeof win);
-        for (unsigned p = 0; p < P; p++) {
-            if (std::is_same<F, fq>::value)
-                GPU_C(msm_windows_g1)(ws[p]->msm[set], win, 1, c);
-            else
-                GPU_C(msm_windows_g2)(ws[p]->msm[set], win, 1, c);
+    for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+        const uint32_t *scal = sc[p] + off * 8;
+        if (hb->idx[set]) {
+            msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
+                                                                 k->d_ring_idx[r], m);
+            scal = k->d_chunk_sc;
         }
-        return cudaSuccess;
+        scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
+        e = msm_pass<F>(sm, scr, k->d_ring[r], scal, st, 0, nullptr, true);
     }
+    return e;
+}
+
+/* the bucket reduction of a set whose chunks are all in, for the P partitions: the window sums
+   to stream_win (page-locked) */
+template <class F>
+cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st)
+{
+    const size_t cnt = k->hb->cnt[set];
+    msm_shape full = stream_shape(set, cnt < k->chunk ? cnt : k->chunk, k->stream_c[set]);
+    cudaError_t e = cudaSuccess;
+    for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+        msm_scratch<F> scr;
+        msm_scratch_layout<F>(full, k->d_msm, &scr);
+        scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
+        e = msm_reduce<F>(full, scr, st, nullptr, stream_win(k, p, set));
+    }
+    return e;
+}
+
+/* the host's part once the pass is done: each partition's MSM of the set from its window sums
+   (all windows zero for a set without points: the sum is infinity) */
+template <class F>
+void stream_combine(gpu_key *k, int set, unsigned P, groth16_ws *const *ws)
+{
+    const size_t cnt = k->hb->cnt[set];
+    msm_shape full = stream_shape(set, cnt ? (cnt < k->chunk ? cnt : k->chunk) : 1, k->stream_c[set]);
+    for (unsigned p = 0; p < P; p++) {
+        xyzz_t<F> *win = (xyzz_t<F> *)stream_win(k, p, set);
+        unsigned rwin = cnt ? full.rwin : 1;
+        if (!cnt)
+            memset(win, 0, sizeof(xyzz_t<F>));
+        if (std::is_same<F, fq>::value)
+            GPU_C(msm_windows_g1)(ws[p]->msm[set], win, rwin, full.c);
+        else
+            GPU_C(msm_windows_g2)(ws[p]->msm[set], win, rwin, full.c);
+    }
+}
+
+static double mono_ms()
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+/* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
+   the device scalars of partition p; the h set waits for ev_h (h is up) */
+cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
+                       const char **what)
+{
+    const host_bases *hb = k->hb;
+    const uint32_t *sc[ZKEY_BASES][STREAM_BATCH_MAX];
+    cudaStream_t st = k->st_msm[u], cp = k->st_copy[u];
+    const size_t K = k->chunk;
+    size_t nitems = 0, left[ZKEY_BASES];
+    const char *pe = getenv("CUZK_GPU_STREAM_PROFILE");
+    const int prof = pe && *pe == '1';
+    double t_set[ZKEY_BASES] = {0}, w_set[ZKEY_BASES] = {0}, t0 = mono_ms();
+    uint64_t wait = 0, copied0 = k->bytes_copied;
+    int h_waited = 0;
+    cudaError_t e = cudaSuccess;
+    for (int set = 0; set < ZKEY_BASES; set++) {
+        for (unsigned p = 0; p < P; p++)
+            sc[set][p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
+        left[set] = (hb->cnt[set] + K - 1) / K;
+        nitems += left[set];
+    }
+    stream_item *items = (stream_item *)malloc((nitems ? nitems : 1) * sizeof *items);
+    if (!items) {
+        *what = "host memory for the pass";
+        return cudaErrorMemoryAllocation;
+    }
+    stream_order(k, items);
     for (unsigned p = 0; p < P && e == cudaSuccess; p++)
-        e = cudaMemsetAsync(k->d_bk[p], 0, full.nbuckets * sizeof(xyzz_t<F>), st);
-    auto issue = [&](size_t i) -> cudaError_t {
-        size_t r = i % STREAM_RING, off = i * K, m = cnt - off < K ? cnt - off : K;
+        e = cudaMemsetAsync(k->d_bk[p], 0, k->bk_bytes, st);
+    auto issue = [&](size_t j) -> cudaError_t {
+        const int set = items[j].set;
+        const size_t r = j % STREAM_RING, off = (size_t)items[j].chunk * K, pb = set_point_bytes(k->z, set);
+        const size_t m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
         cudaError_t x = cudaStreamWaitEvent(cp, k->ev_used[r], 0);
         if (x == cudaSuccess)
             x = cudaMemcpyAsync(k->d_ring[r], hb->pts[set] + off * pb, m * pb, cudaMemcpyHostToDevice, cp);
@@ -1023,83 +1173,65 @@ cudaError_t stream_set(gpu_key *k, int set, unsigned P, const uint32_t *const *s
         k->bytes_copied += m * pb + (hb->idx[set] ? m * 4 : 0);
         return x;
     };
-    for (size_t i = 0; i < nch && i < STREAM_RING && e == cudaSuccess; i++)
-        e = issue(i);
-    for (size_t i = 0; i < nch && e == cudaSuccess; i++) {
-        size_t r = i % STREAM_RING, off = i * K, m = cnt - off < K ? cnt - off : K;
-        /* the device has finished the chunk before (msm_pass waited for it): if this chunk's
-           copy is still running, the device waits for it */
+    for (size_t j = 0; j < nitems && j < STREAM_RING && e == cudaSuccess; j++)
+        e = issue(j);
+    for (size_t j = 0; j < nitems && e == cudaSuccess; j++) {
+        const int set = items[j].set, r = (int)(j % STREAM_RING);
+        double ta = prof ? mono_ms() : 0;
+        /* the device has finished the item before (msm_pass waited for it): if this item's copy
+           is still running, the device waits for it */
         if (cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
             for (unsigned p = 0; p < P; p++)
                 phase_set(ws[p], GROTH16_PHASE_COPY);
-            struct timespec t0, t1;
-            clock_gettime(CLOCK_MONOTONIC, &t0);
+            double w0 = mono_ms();
             e = cudaEventSynchronize(k->ev_copied[r]);
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            *wait_us += (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000LL + (t1.tv_nsec - t0.tv_nsec) / 1000);
+            double dw = mono_ms() - w0;
+            wait += (uint64_t)(dw * 1000);
+            w_set[set] += dw;
             for (unsigned p = 0; p < P; p++)
                 phase_set(ws[p], GROTH16_PHASE_COMPUTE);
             if (e != cudaSuccess)
                 break;
         }
         cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+        if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
+            break;
         if ((e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
             break;
-        msm_shape sm = stream_shape(set, m, c);
-        msm_scratch<F> scr;
-        msm_scratch_layout<F>(sm, k->d_msm, &scr);
-        for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
-            const uint32_t *scal = sc[p] + off * 8;
-            if (hb->idx[set]) {
-                msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
-                                                                     k->d_ring_idx[r], m);
-                scal = k->d_chunk_sc;
-            }
-            scr.buckets = (xyzz_t<F> *)k->d_bk[p];
-            e = msm_pass<F>(sm, scr, k->d_ring[r], scal, st, 0, nullptr, true);
-        }
+        e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, items[j].chunk, r, P, sc[set], st)
+                           : stream_chunk<fq>(k, set, items[j].chunk, r, P, sc[set], st);
         if (e == cudaSuccess)
             e = cudaEventRecord(k->ev_used[r], st);
-        if (e == cudaSuccess && i + STREAM_RING < nch)
-            e = issue(i + STREAM_RING);
+        if (e == cudaSuccess && j + STREAM_RING < nitems)
+            e = issue(j + STREAM_RING);
+        if (e == cudaSuccess && --left[set] == 0)
+            e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, P, st) : stream_reduce<fq>(k, set, P, st);
+        if (prof)
+            t_set[set] += mono_ms() - ta;
     }
-    for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
-        msm_scratch<F> scr;
-        msm_scratch_layout<F>(full, k->d_msm, &scr);
-        scr.buckets = (xyzz_t<F> *)k->d_bk[p];
-        if ((e = msm_reduce<F>(full, scr, st, nullptr, win)) != cudaSuccess)
-            break;
-        if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
-            break;
-        if (std::is_same<F, fq>::value)
-            GPU_C(msm_windows_g1)(ws[p]->msm[set], win, full.rwin, full.c);
-        else
-            GPU_C(msm_windows_g2)(ws[p]->msm[set], win, full.rwin, full.c);
-    }
-    return e;
-}
-
-/* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
-   the device scalars of partition p; the h set waits for ev_h (h is up) */
-cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
-                       const char **what)
-{
-    const uint32_t *sc[STREAM_BATCH_MAX];
-    uint64_t wait = 0;
-    cudaError_t e = cudaSuccess;
-    for (int set = 0; set < ZKEY_BASES && e == cudaSuccess; set++) {
-        for (unsigned p = 0; p < P; p++)
-            sc[p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
-        if (set == ZKEY_H)
-            e = cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0);
-        if (e == cudaSuccess)
-            e = set == ZKEY_B2 ? stream_set<fq2>(k, set, P, sc, ws, u, &wait) : stream_set<fq>(k, set, P, sc, ws, u, &wait);
-    }
+    free(items);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) {
         *what = "streamed MSM";
-        cudaStreamSynchronize(k->st_copy[u]); /* no copy outlives the call */
-        cudaStreamSynchronize(k->st_msm[u]);
+        cudaStreamSynchronize(cp); /* no copy outlives the call */
+        cudaStreamSynchronize(st);
         return e;
+    }
+    for (int set = 0; set < ZKEY_BASES; set++) {
+        if (set == ZKEY_B2)
+            stream_combine<fq2>(k, set, P, ws);
+        else
+            stream_combine<fq>(k, set, P, ws);
+    }
+    if (prof) {
+        static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
+        double all = mono_ms() - t0, gb = (double)(k->bytes_copied - copied0) / 1e9;
+        fprintf(stderr, "streamed pass of %u: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, all, gb,
+                gb / (all / 1e3), wait / 1e3);
+        for (int set = 0; set < ZKEY_BASES; set++)
+            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u)", names[set], t_set[set], w_set[set], k->stream_c[set]);
+        fprintf(stderr, "\n");
     }
     k->passes++;
     k->copy_wait_us += wait;

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# stream_profile.sh - where a streamed proof's time goes: one key (made by bench/stream.sh or
+# cuzk dev-circuit) proved streamed under a --gpu-mem cap in several configurations of the
+# streamed pass, each with CUZK_GPU_STREAM_PROFILE=1 (each pass's time by base set, the copy
+# wait, the bus rate) and cuzk prove -v's totals; every proof is checked with cuzk verify.
+#
+#   CUZK=build/bin/cuzk bench/stream_profile.sh DIR [CAP]
+# DIR holds circuit.zkey, witness.wtns, vk.json. Configurations (env of each run):
+#   default              the sets' chunks interleaved, the h set's window bits from all its points
+#   sets                 CUZK_GPU_STREAM_ORDER=sets: one set after the other
+#   hbits16              CUZK_GPU_STREAM_HBITS=16: the h set with the window bits of one chunk
+#   sets,hbits16         both (the streamed pass as it was first written)
+#   job, job-hbits16     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits16
+# STREAM_PROFILE_CONFIGS picks some (default: all six); STREAM_PROFILE_REPS (2) runs of each.
+set -uo pipefail
+d=${1:?usage: stream_profile.sh DIR [CAP]}
+cap=${2:-16G}
+CUZK=${CUZK:-build/bin/cuzk}
+reps=${STREAM_PROFILE_REPS:-2}
+run() { # NAME ENV... -- ARGS...
+    local name=$1; shift
+    local envs=()
+    while [ "$1" != -- ]; do envs+=("$1"); shift; done
+    shift
+    env CUZK_GPU_STREAM_PROFILE=1 "${envs[@]}" "$CUZK" prove -v --backend gpu --gpu-mem "$cap" "$@" \
+        "$d/circuit.zkey" "$d/witness.wtns" "$d/proof-$name.json" "$d/public-$name.json" >"$d.prof-$name" 2>&1 ||
+        { echo "$name: prove failed: $(tail -2 "$d.prof-$name")"; return; }
+    "$CUZK" verify "$d/vk.json" "$d/public-$name.json" "$d/proof-$name.json" >/dev/null ||
+        { echo "$name: proof does not verify"; return; }
+    echo "## $name (${envs[*]:-defaults}) $*"
+    grep -E 'placement|streamed|median|a partition|pass of' "$d.prof-$name" | tail -8
+}
+want=" ${STREAM_PROFILE_CONFIGS:-default sets hbits16 sets-hbits16 job job-hbits16} "
+has() { [[ "$want" == *" $1 "* ]]; }
+job=${STREAM_PROFILE_JOB:-10}
+has default && run default -- --repeat "$reps"
+has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
+has hbits16 && run hbits16 CUZK_GPU_STREAM_HBITS=16 -- --repeat "$reps"
+has sets-hbits16 && run sets-hbits16 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=16 -- --repeat "$reps"
+has job && run job -- --repeat 1 --batch "$job"
+has job-hbits16 && run job-hbits16 CUZK_GPU_STREAM_HBITS=16 -- --repeat 1 --batch "$job"
+exit 0
