@@ -144,8 +144,9 @@ typedef struct engine_config {
                                   ENGINE_BUDGET_MARGIN, at least 256 MiB) */
     engine_backend_choice backend;
     int gpu_workers;           /* device workers per device; default 2 */
-    int synth_workers;         /* synthesis workers; default 2 */
-    int finalizers;            /* finalizer threads; default 1 */
+    int synth_workers;         /* synthesis workers; 0 = auto (default, engine_sizing_auto) */
+    int finalizers;            /* finalizer threads (besides the one kept for critical
+                                  partitions); 0 = auto (default, engine_sizing_auto) */
     int queue_depth;           /* max partitions waiting in the device queue; default 4 */
     int cpu_threads;           /* threads of each CPU backend pool; 0 = online CPUs / 2, >= 1 */
     int64_t proof_ttl_s;       /* seconds proofs of a DONE job are kept; default 86400 */
@@ -172,6 +173,23 @@ typedef struct engine_config {
 
 /* Fills the defaults above (data_dir points to a static string). */
 void engine_config_defaults(engine_config *cfg);
+
+/* The worker counts `auto` stands for (engine_start resolves them once the devices are known):
+ *   finalizers    = clamp(cores / 8, 1, 2 * n_dev)
+ *   synth_workers = clamp(max(2 * n_dev, cores / 2), 2, queue_depth + 1)
+ * cores: the CPUs this process may run on (nproc); n_dev: logical devices. A finalizer is one
+ * core per proof (constant-time assembly, then its share of a batch verification): a device
+ * finishing a partition every 10-15 ms needs under half a core of it, so two per device leave
+ * room for bursts (a streamed pass hands over up to batch_max at once), and no more than an
+ * eighth of the cores keeps them from crowding out synthesis. A synthesis worker's a/b/c runs
+ * on the shared pool (one run at a time), so workers beyond one per device overlap only the
+ * serial parts (witness load and copy, witness generators, which are single-threaded: up to
+ * cores / 2 of them at once); the admission window lets at most queue_depth partitions (and a
+ * critical one past it) be in synthesis at a time, so more workers than queue_depth + 1 would
+ * never all work. Explicit counts (> 0) are kept as given. */
+void engine_sizing_auto(int cores, int n_dev, int queue_depth, int *synth_workers, int *finalizers);
+/* CPUs this process may run on (sched_getaffinity; online CPUs when that fails), >= 1 */
+int engine_cores(void);
 
 /* ---- lifecycle ---- */
 /* Opens (or creates) the data dir and journal and sizes the budget. No threads yet. */
