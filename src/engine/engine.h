@@ -19,9 +19,11 @@
  *   device workers N per device: groth16_step_h, then groth16_step_msm, each under its
  *                  own per-device lock so two workers overlap h and MSMs (the GPU
  *                  backend, or a CPU backend standing in as the device without a GPU)
- *   finalizers     groth16_step_assemble + groth16_verify, off every shared lock; a
- *                  partition that fails (at any stage) is retried once from the
- *                  scheduler, then the job fails with the reason
+ *   finalize queue unbounded: a device worker hands results over without waiting
+ *   finalizers     groth16_step_assemble, then groth16_verify_batch over the queued proofs
+ *                  of one key (finalize.c), off every shared lock; a partition that fails
+ *                  (at any stage) is retried once from the scheduler, then the job fails
+ *                  with the reason
  *
  * Memory. A partition reserves workspace (groth16_ws_size) + an aligned witness copy +
  * the witness file it maps; the first partition of a key not loaded also reserves the
@@ -303,7 +305,11 @@ cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
  *               "pool_bytes","free"},                                    (= bytes, cached)
  *    "gpu":[{"device","busy_ratio","busy_ratio_10s","busy_ms",
  *            "idle_gap_ms":{"no_work","budget","synthesis","finalizer","lock","copy"}}],
- *    "idle_gap_ms":{...totals over all devices...}}                                    */
+ *    "idle_gap_ms":{...totals over all devices...},
+ *    "sizing":{"cores","synth_workers","synth_workers_auto","finalizers","finalizers_auto",
+ *              "gpu_workers","queue_depth","cpu_threads"},
+ *    "finalize":{"batches","proofs","largest","fallbacks","fallback_proofs","bad",
+ *                "assemble_ms","verify_ms","journal_ms","queued","queue_peak"}}           */
 json_t *engine_status_json(engine *e);
 
 /* Prometheus text exposition (malloc'd; caller frees): cuzk_jobs_total{kind,state},
