@@ -55,6 +55,7 @@ check "bad proof: the finalize queue is empty again" [ "$(jget 'j.finalize.queue
 api GET /metrics
 check "bad proof: /metrics has the finalizer counters" grep -q '^cuzk_finalize_fallbacks_total 1$' <<< "$BODY"
 stop_daemon
+check "bad proof: the daemon stopped cleanly (exit $D_RC)" [ "$D_RC" = 0 ]
 
 # ---------------------------------------------------------------- auto sizing
 cores=$(nproc)
