@@ -10,15 +10,18 @@
 # starts `cuzk serve` on loopback, submits the backlog at once, waits for everything, and
 # prints: proofs/hour over the run and over the backlog alone (the jobs submitted at the start:
 # once the devices finish them before the last winning-post job arrives, the run's wall time is
-# the schedule's, not the work's), GPU busy %, p50/p99 latency per kind, idle-gap attribution (what the
-# device workers were waiting for while work existed), budget and RSS peaks. The Chrome
+# the schedule's, not the work's), GPU busy % of the run and while work was queued (with the rest
+# of that time split by what the device workers waited for: finalizer, copy, lock, synthesis,
+# budget), the worker counts (auto or given) and what the finalizers did (batch checks, per-proof
+# assemble / verify / journal time, queue peak), p50/p99 latency per kind, idle-gap attribution,
+# budget and RSS peaks. The Chrome
 # trace (open in https://ui.perfetto.dev) and the raw /status and job lists are kept in $WORK.
 #
 # Usage:  CUZK=bin/cuzk bench/pipeline.sh            (defaults sized for one H200)
 #         QUICK=1 bench/pipeline.sh                  (tiny circuits, CPU backend: a smoke run)
 #         bench/pipeline.sh --report DIR             (the report again, from a run's saved files;
 #                                                     a run without node saves them and stops)
-# Knobs (environment): BACKEND (auto), GPU_WORKERS (2), SYNTH_WORKERS (8), QUEUE_DEPTH (8),
+# Knobs (environment): BACKEND (auto), GPU_WORKERS (2), SYNTH_WORKERS (auto), FINALIZERS (auto), QUEUE_DEPTH (8),
 #   BUDGET (auto), POREP_K / SNAP_K / WPOST_K / WINNING_K (log2 constraints: 20/19/21/14),
 #   N_POREP (4), N_SNAP (2), N_WPOST (2), N_WINNING (6), WINNING_EVERY (5 s),
 #   WORK (bench/results/pipeline), EXTRA_SERVE_ARGS.
@@ -64,11 +67,36 @@ const idleAll = Object.values(gaps0).reduce((a, b) => a + b, 0), idleWork = idle
 for (const g of st.gpu || []) {
   const r = g.busy_ratio || 0;
   /* idle time splits into no_work (nothing queued: start-up, tail, gaps between arrivals) and
-     idle while work existed; busy while a backlog lasts = busy / (busy + the latter) */
-  const busyMs = r < 1 && idleAll > 0 ? r * idleAll / (1 - r) : 0;
-  const backlog = busyMs > 0 ? 100 * busyMs / (busyMs + idleWork) : NaN;
+     idle while work existed; busy while a backlog lasts = busy / (busy + the latter), and the
+     rest of that time by what the device's workers waited for */
+  const gg = g.idle_gap_ms || {};
+  const waited = Object.entries(gg).filter(([k]) => k !== "no_work");
+  const idleQ = waited.reduce((a, [, v]) => a + v, 0);
+  const busyMs = g.busy_ms !== undefined ? g.busy_ms : (r < 1 && idleAll > 0 ? r * idleAll / (1 - r) : 0);
+  const denom = busyMs + idleQ;
+  const backlog = denom > 0 ? 100 * busyMs / denom : NaN;
   console.log(`device ${g.device}: busy ${(100 * r).toFixed(1)} % of the run` +
               (Number.isFinite(backlog) ? `, ${backlog.toFixed(1)} % while work was queued` : ""));
+  if (denom > 0)
+    console.log(`  while work was queued: busy ${backlog.toFixed(1)} %, ` +
+                waited.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${(100 * v / denom).toFixed(1)} %`).join(", "));
+}
+/* the worker counts (auto: chosen from the cores and devices) and what the finalizers did */
+const sz = st.sizing || {};
+if (sz.cores)
+  console.log(`workers: ${sz.synth_workers} synthesis${sz.synth_workers_auto ? " (auto)" : ""}, ` +
+              `${sz.finalizers} finalizers${sz.finalizers_auto ? " (auto)" : ""} + 1 critical, ` +
+              `${sz.gpu_workers} per device, queue depth ${sz.queue_depth}, ${sz.cores} cores`);
+const fz = st.finalize || {};
+if (fz.proofs) {
+  const fw = (st.workers || []).filter(w => w.kind === "finalize");
+  const fbusy = fw.reduce((a, w) => a + (w.busy_ms || 0), 0);
+  const per = k => (fz[k] / fz.proofs).toFixed(2);
+  console.log(`finalizers: ${fz.proofs} proofs in ${fz.batches} batch checks (mean ${(fz.proofs / fz.batches).toFixed(1)}, ` +
+              `largest ${fz.largest}; ${fz.fallbacks} failed and were verified one by one, ${fz.bad} bad proofs); ` +
+              `per proof: assemble ${per("assemble_ms")} ms, verify ${per("verify_ms")} ms, journal ${per("journal_ms")} ms; ` +
+              `queue peak ${fz.queue_peak}; finalizer threads busy ${(fbusy / 1000).toFixed(2)} s ` +
+              `(${wall > 0 ? (100 * fbusy / 1000 / wall / Math.max(1, fw.length)).toFixed(1) : "-"} % of ${fw.length} threads over the run)`);
 }
 console.log("\n| kind | jobs | partitions | p50 latency s | p99 latency s | max s |\n|---|---|---|---|---|---|");
 for (const kind of ["porep", "snap", "window-post", "winning-post"]) {
@@ -103,7 +131,8 @@ if (soloWp.length && devms.length && wp.length) {
 }
 const gaps = st.idle_gap_ms || {};
 const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
-console.log("\nidle-gap attribution (device idle time by what its workers waited for; no_work = nothing queued):");
+console.log("\nidle-gap attribution (device idle time by what its workers waited for; no_work = nothing queued;\n" +
+            "finalizer = handing a result over to the finalizers):");
 for (const [k, v] of Object.entries(gaps).sort((a, b) => b[1] - a[1]))
   console.log(`  ${k.padEnd(12)} ${(v / 1000).toFixed(2).padStart(9)} s  ${gsum ? (100 * v / gsum).toFixed(1) : "0.0"} %`);
 const b = st.budget || {}, p = st.process || {};
@@ -134,12 +163,12 @@ http() {
 if [ "${QUICK:-0}" = 1 ]; then
     : "${POREP_K:=12}" "${SNAP_K:=11}" "${WPOST_K:=13}" "${WINNING_K:=10}"
     : "${N_POREP:=3}" "${N_SNAP:=2}" "${N_WPOST:=2}" "${N_WINNING:=4}" "${WINNING_EVERY:=1}"
-    : "${BACKEND:=cpu}" "${SYNTH_WORKERS:=2}" "${GPU_WORKERS:=1}" "${QUEUE_DEPTH:=4}"
+    : "${BACKEND:=cpu}" "${GPU_WORKERS:=1}" "${QUEUE_DEPTH:=4}"
 fi
 POREP_K=${POREP_K:-20} SNAP_K=${SNAP_K:-19} WPOST_K=${WPOST_K:-21} WINNING_K=${WINNING_K:-14}
 N_POREP=${N_POREP:-4} N_SNAP=${N_SNAP:-2} N_WPOST=${N_WPOST:-2} N_WINNING=${N_WINNING:-6}
 WINNING_EVERY=${WINNING_EVERY:-5}
-BACKEND=${BACKEND:-auto} GPU_WORKERS=${GPU_WORKERS:-2} SYNTH_WORKERS=${SYNTH_WORKERS:-8}
+BACKEND=${BACKEND:-auto} GPU_WORKERS=${GPU_WORKERS:-2} SYNTH_WORKERS=${SYNTH_WORKERS:-auto} FINALIZERS=${FINALIZERS:-auto}
 QUEUE_DEPTH=${QUEUE_DEPTH:-8} BUDGET=${BUDGET:-auto}
 WORK=${WORK:-$repo/bench/results/pipeline}
 mkdir -p "$WORK/circuits"
@@ -163,7 +192,7 @@ DATA=$WORK/data
 rm -rf "$DATA"
 mkdir -p "$DATA"
 "$CUZK" serve --listen 127.0.0.1:0 --data "$DATA" --backend "$BACKEND" --budget "$BUDGET" \
-    --gpu-workers "$GPU_WORKERS" --synth-workers "$SYNTH_WORKERS" --queue-depth "$QUEUE_DEPTH" \
+    --gpu-workers "$GPU_WORKERS" --synth-workers "$SYNTH_WORKERS" --finalizers "$FINALIZERS" --queue-depth "$QUEUE_DEPTH" \
     ${EXTRA_SERVE_ARGS:-} > "$WORK/serve.log" 2>&1 &
 PID=$!
 trap 'kill -TERM $PID 2>/dev/null || true' EXIT

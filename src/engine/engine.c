@@ -74,10 +74,9 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.data_dir = def.data_dir;
     if (e->cfg.gpu_workers <= 0)
         e->cfg.gpu_workers = def.gpu_workers;
-    if (e->cfg.synth_workers <= 0)
-        e->cfg.synth_workers = def.synth_workers;
-    if (e->cfg.finalizers <= 0)
-        e->cfg.finalizers = def.finalizers;
+    /* synth_workers and finalizers <= 0: auto, resolved by engine_start (engine_sizing_auto) */
+    e->synth_auto = e->cfg.synth_workers <= 0;
+    e->final_auto = e->cfg.finalizers <= 0;
     if (e->cfg.queue_depth <= 0)
         e->cfg.queue_depth = def.queue_depth;
     if (e->cfg.cpu_threads <= 0) {
@@ -132,7 +131,7 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
     pthread_mutex_init(&e->bp_mu, NULL);
     pthread_mutex_init(&e->submit_mu, NULL);
     pthread_cond_t *cvs[] = {&e->cv_sched, &e->cv_synth, &e->cv_job, &e->cv_key, &e->cv_rq_item, &e->cv_dev,
-                             &e->cv_rq_space, &e->cv_fq_item, &e->cv_fq_space, &e->cv_janitor};
+                             &e->cv_rq_space, &e->cv_fq_item, &e->cv_janitor};
     for (size_t i = 0; i < sizeof cvs / sizeof cvs[0]; i++)
         cond_init_mono(cvs[i]);
     pq_init(&e->sched);
@@ -527,6 +526,12 @@ cuzk_err engine_start(engine *e, char *err)
     cuzk_err dr = parse_devices(e, ngpu, err);
     if (dr)
         return dr;
+    e->cores = engine_cores();
+    if (e->synth_auto)
+        e->cfg.synth_workers = 0;
+    if (e->final_auto)
+        e->cfg.finalizers = 0;
+    engine_sizing_auto(e->cores, e->n_dev, e->cfg.queue_depth, &e->cfg.synth_workers, &e->cfg.finalizers);
     e->started_us = eng_now_us();
     e->trk = tracker_create(e->n_dev, e->cfg.gpu_workers, 200000, e->started_us);
     if (!e->trk)
@@ -561,9 +566,10 @@ cuzk_err engine_start(engine *e, char *err)
     e->started = 1;
     uint64_t total;
     budget_snapshot(&e->bud, &total, NULL, NULL, NULL, NULL, NULL);
-    LOG(LOG_INFO, "engine: %s x%d, %d workers per device, %d synthesis workers, budget %llu MiB, data %s",
-        e->use_gpu ? "gpu" : "cpu", e->n_dev, e->cfg.gpu_workers, e->cfg.synth_workers,
-        (unsigned long long)(total >> 20), e->data_dir);
+    LOG(LOG_INFO, "engine: %s x%d, %d workers per device, %d synthesis workers%s, %d finalizers%s (+1 critical), "
+        "%d cores, budget %llu MiB, data %s", e->use_gpu ? "gpu" : "cpu", e->n_dev, e->cfg.gpu_workers,
+        e->cfg.synth_workers, e->synth_auto ? " (auto)" : "", e->cfg.finalizers, e->final_auto ? " (auto)" : "",
+        e->cores, (unsigned long long)(total >> 20), e->data_dir);
     return CUZK_OK;
 }
 
@@ -610,7 +616,6 @@ void engine_destroy(engine *e)
     pq_free(&e->sched);
     pq_free(&e->synthq);
     pq_free(&e->readyq);
-    free(e->finq);
     free(e->workers);
     tracker_destroy(e->trk);
     if (e->st)

@@ -19,9 +19,11 @@
  *   device workers N per device: groth16_step_h, then groth16_step_msm, each under its
  *                  own per-device lock so two workers overlap h and MSMs (the GPU
  *                  backend, or a CPU backend standing in as the device without a GPU)
- *   finalizers     groth16_step_assemble + groth16_verify, off every shared lock; a
- *                  partition that fails (at any stage) is retried once from the
- *                  scheduler, then the job fails with the reason
+ *   finalize queue unbounded: a device worker hands results over without waiting
+ *   finalizers     groth16_step_assemble, then groth16_verify_batch over the queued proofs
+ *                  of one key (finalize.c), off every shared lock; a partition that fails
+ *                  (at any stage) is retried once from the scheduler, then the job fails
+ *                  with the reason
  *
  * Memory. A partition reserves workspace (groth16_ws_size) + an aligned witness copy +
  * the witness file it maps; the first partition of a key not loaded also reserves the
@@ -144,8 +146,9 @@ typedef struct engine_config {
                                   ENGINE_BUDGET_MARGIN, at least 256 MiB) */
     engine_backend_choice backend;
     int gpu_workers;           /* device workers per device; default 2 */
-    int synth_workers;         /* synthesis workers; default 2 */
-    int finalizers;            /* finalizer threads; default 1 */
+    int synth_workers;         /* synthesis workers; 0 = auto (default, engine_sizing_auto) */
+    int finalizers;            /* finalizer threads (besides the one kept for critical
+                                  partitions); 0 = auto (default, engine_sizing_auto) */
     int queue_depth;           /* max partitions waiting in the device queue; default 4 */
     int cpu_threads;           /* threads of each CPU backend pool; 0 = online CPUs / 2, >= 1 */
     int64_t proof_ttl_s;       /* seconds proofs of a DONE job are kept; default 86400 */
@@ -172,6 +175,23 @@ typedef struct engine_config {
 
 /* Fills the defaults above (data_dir points to a static string). */
 void engine_config_defaults(engine_config *cfg);
+
+/* The worker counts `auto` stands for (engine_start resolves them once the devices are known):
+ *   finalizers    = clamp(cores / 8, 1, 2 * n_dev)
+ *   synth_workers = clamp(max(2 * n_dev, cores / 2), 2, queue_depth + 1)
+ * cores: the CPUs this process may run on (nproc); n_dev: logical devices. A finalizer is one
+ * core per proof (constant-time assembly, then its share of a batch verification): a device
+ * finishing a partition every 10-15 ms needs under half a core of it, so two per device leave
+ * room for bursts (a streamed pass hands over up to batch_max at once), and no more than an
+ * eighth of the cores keeps them from crowding out synthesis. A synthesis worker's a/b/c runs
+ * on the shared pool (one run at a time), so workers beyond one per device overlap only the
+ * serial parts (witness load and copy, witness generators, which are single-threaded: up to
+ * cores / 2 of them at once); the admission window lets at most queue_depth partitions (and a
+ * critical one past it) be in synthesis at a time, so more workers than queue_depth + 1 would
+ * never all work. Explicit counts (> 0) are kept as given. */
+void engine_sizing_auto(int cores, int n_dev, int queue_depth, int *synth_workers, int *finalizers);
+/* CPUs this process may run on (sched_getaffinity; online CPUs when that fails), >= 1 */
+int engine_cores(void);
 
 /* ---- lifecycle ---- */
 /* Opens (or creates) the data dir and journal and sizes the budget. No threads yet. */
@@ -285,7 +305,11 @@ cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
  *               "pool_bytes","free"},                                    (= bytes, cached)
  *    "gpu":[{"device","busy_ratio","busy_ratio_10s","busy_ms",
  *            "idle_gap_ms":{"no_work","budget","synthesis","finalizer","lock","copy"}}],
- *    "idle_gap_ms":{...totals over all devices...}}                                    */
+ *    "idle_gap_ms":{...totals over all devices...},
+ *    "sizing":{"cores","synth_workers","synth_workers_auto","finalizers","finalizers_auto",
+ *              "gpu_workers","queue_depth","cpu_threads"},
+ *    "finalize":{"batches","proofs","largest","fallbacks","fallback_proofs","bad",
+ *                "assemble_ms","verify_ms","journal_ms","queued","queue_peak"}}           */
 json_t *engine_status_json(engine *e);
 
 /* Prometheus text exposition (malloc'd; caller frees): cuzk_jobs_total{kind,state},

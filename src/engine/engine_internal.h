@@ -1,6 +1,6 @@
 /* engine_internal.h - the engine's private state, shared by engine.c (API, jobs,
- * recovery), pipeline.c (the worker threads), keys.c (key cache, buffer pool) and
- * engine_status.c (status JSON, metrics).
+ * recovery), pipeline.c (the worker threads), finalize.c (the finalizers), keys.c (key
+ * cache, buffer pool) and engine_status.c (status JSON, metrics).
  *
  * Locks, in the order they may nest (never the other way round):
  *   e->mu        jobs table, job/partition states, scheduler and synthesis queues, key cache
@@ -88,7 +88,25 @@ typedef struct epart {
                                    (its retry runs elsewhere when there is another), -1 none */
     unsigned batch;             /* partitions proved in its device stage's pass over a streamed
                                    key's bases (1: alone), last attempt */
+    struct epart *fq_next;      /* next in its finalize queue (fq_mu), NULL at the tail */
 } epart;
+
+/* a finalize queue: a singly linked list through epart.fq_next (fq_mu) */
+typedef struct efq {
+    epart *first, *last;
+    size_t n;
+} efq;
+
+/* What the finalizers did since start (finalize.c; atomics, read by /status and /metrics). */
+typedef struct efinal_stats {
+    _Atomic uint64_t batches;       /* batch verifications run (one per finalizer take, >= 1 proof) */
+    _Atomic uint64_t proofs;        /* proofs verified in them */
+    _Atomic uint64_t largest;       /* proofs in the largest batch */
+    _Atomic uint64_t fallbacks;     /* batches whose check failed, so each proof was verified alone */
+    _Atomic uint64_t fallback_proofs; /* proofs of those batches (verified one by one) */
+    _Atomic uint64_t bad;           /* proofs that did not verify (their partitions are proved again) */
+    _Atomic int64_t assemble_us, verify_us, journal_us; /* time in each step, all finalizers */
+} efinal_stats;
 
 struct ejob {
     int64_t id;                 /* journal id */
@@ -167,13 +185,14 @@ struct engine {
     pthread_cond_t cv_rq_item, cv_rq_space;
     pqueue readyq;              /* READY partitions */
 
+    /* finalize queue (finalize.c): unbounded, so a device worker hands its results over
+       without ever waiting for a finalizer; its partitions hold no budget, only their key
+       reference and public signals */
     pthread_mutex_t fq_mu;
-    pthread_cond_t cv_fq_item, cv_fq_space;
-    epart **finq;               /* ring of finalize work: the critical partitions first (fq_ncrit of
-                                   them, in arrival order), then the rest in arrival order */
-    size_t fq_cap, fq_head, fq_n, fq_ncrit; /* fq_cap: what the rest may fill; the ring holds
-                                   ENGINE_FQ_CRIT_RESERVE more, for critical partitions only */
-#define ENGINE_FQ_CRIT_RESERVE 4
+    pthread_cond_t cv_fq_item;
+    efq fq_crit, fq_bulk;       /* critical partitions, then the rest; each in arrival order */
+    size_t fq_peak;             /* most partitions queued at once (fq_mu) */
+    efinal_stats fin;           /* finalizer counters (atomics) */
 
     /* backends: synthesis (CPU) per curve; device per curve per device */
     pthread_mutex_t be_mu;
@@ -204,6 +223,8 @@ struct engine {
 
     eworker *workers;
     int n_workers;
+    int cores;                  /* CPUs this process may use (engine_cores), at engine_start */
+    int synth_auto, final_auto; /* synth_workers / finalizers were `auto` (engine_sizing_auto) */
     pthread_t dispatcher, janitor;
     int dispatcher_started, janitor_started;
     pthread_cond_t cv_janitor;
@@ -282,5 +303,23 @@ void pipeline_enqueue(engine *e, epart *p);
 void pipeline_remove_job_locked(engine *e, ejob *j);
 /* drops a partition's resources (budget, buffer, key ref); e->mu NOT held */
 void pipeline_release(engine *e, epart *p);
+/* for finalize.c, e->mu NOT held: a partition that failed (retried once from the scheduler,
+ * then its job fails), one dropped because its job stops, the end of its current stage, and a
+ * worker's state for /status */
+void pipeline_part_fail(engine *e, epart *p, const char *msg);
+void pipeline_part_drop(engine *e, epart *p);
+void pipeline_stage_end(engine *e, epart *p, trk_stage s);
+void pipeline_worker_set(eworker *w, int state, epart *p);
+
+/* ---- finalize.c ---- */
+/* hands n partitions whose device stage is done to the finalizers, in one step; never waits
+ * (fq_mu only). The engine must be running. */
+void final_queue_push(engine *e, epart *const *ps, int n);
+/* partitions in the finalize queue (fq_mu taken) */
+size_t final_queue_size(engine *e);
+/* a finalizer thread (pipeline_start) */
+void *final_main(void *arg);
+/* the proofs one finalizer verifies together, at most */
+#define ENGINE_FINAL_BATCH_MAX 64
 
 #endif

@@ -119,6 +119,13 @@ json_t *engine_status_json(engine *e)
         json_array_append_new(ords, json_integer(e->dev_ord[d]));
     json_object_set_new(o, "device_ordinals", ords);
     json_object_set_new(o, "data_dir", json_string(e->data_dir));
+    /* worker counts as running (auto: engine_sizing_auto chose them from cores and devices) */
+    json_object_set_new(o, "sizing",
+                        json_pack("{s:i,s:i,s:b,s:i,s:b,s:i,s:i,s:i}", "cores", e->cores, "synth_workers",
+                                  e->cfg.synth_workers, "synth_workers_auto", e->synth_auto, "finalizers",
+                                  e->cfg.finalizers, "finalizers_auto", e->final_auto, "gpu_workers",
+                                  e->cfg.gpu_workers, "queue_depth", e->cfg.queue_depth, "cpu_threads",
+                                  e->cfg.cpu_threads));
 
     uint64_t total, used, peak, waiting, nres, nrel;
     budget_snapshot(&e->bud, &total, &used, &peak, &waiting, &nres, &nrel);
@@ -131,7 +138,7 @@ json_t *engine_status_json(engine *e)
     size_t ready = pq_size(&e->readyq);
     pthread_mutex_unlock(&e->rq_mu);
     pthread_mutex_lock(&e->fq_mu);
-    size_t fin = e->fq_n;
+    size_t fin = e->fq_crit.n + e->fq_bulk.n, fin_peak = e->fq_peak;
     pthread_mutex_unlock(&e->fq_mu);
 
     pthread_mutex_lock(&e->mu);
@@ -212,6 +219,19 @@ json_t *engine_status_json(engine *e)
         json_array_append_new(workers, wo);
     }
     json_object_set_new(o, "workers", workers);
+    /* the finalizers (finalize.c): batch verifications, their proofs, the largest, those whose
+       check failed (each proof then verified alone) and the proofs that did not verify; time
+       per step over all finalizers; the most partitions queued at once */
+    json_object_set_new(
+        o, "finalize",
+        json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:f,s:f,s:f,s:i,s:i}", "batches",
+                  (json_int_t)atomic_load(&e->fin.batches), "proofs", (json_int_t)atomic_load(&e->fin.proofs),
+                  "largest", (json_int_t)atomic_load(&e->fin.largest), "fallbacks",
+                  (json_int_t)atomic_load(&e->fin.fallbacks), "fallback_proofs",
+                  (json_int_t)atomic_load(&e->fin.fallback_proofs), "bad", (json_int_t)atomic_load(&e->fin.bad),
+                  "assemble_ms", (double)atomic_load(&e->fin.assemble_us) / 1000.0, "verify_ms",
+                  (double)atomic_load(&e->fin.verify_us) / 1000.0, "journal_ms",
+                  (double)atomic_load(&e->fin.journal_us) / 1000.0, "queued", (int)fin, "queue_peak", (int)fin_peak));
 
     pthread_mutex_lock(&e->bp_mu);
     size_t nfree = 0;
@@ -330,6 +350,15 @@ char *engine_metrics_text(engine *e)
     pthread_mutex_lock(&e->rq_mu);
     mb_printf(&b, "cuzk_queue_depth{queue=\"device\"} %zu\n", pq_size(&e->readyq));
     pthread_mutex_unlock(&e->rq_mu);
+    mb_printf(&b, "cuzk_queue_depth{queue=\"finalize\"} %zu\n", final_queue_size(e));
+    mb_printf(&b, "# HELP cuzk_finalize_batches_total Batch verifications run by the finalizers.\n"
+                  "# TYPE cuzk_finalize_batches_total counter\ncuzk_finalize_batches_total %" PRIu64 "\n"
+                  "# HELP cuzk_finalize_proofs_total Proofs verified in them.\n"
+                  "# TYPE cuzk_finalize_proofs_total counter\ncuzk_finalize_proofs_total %" PRIu64 "\n"
+                  "# HELP cuzk_finalize_fallbacks_total Batches whose check failed (proofs then verified one by one).\n"
+                  "# TYPE cuzk_finalize_fallbacks_total counter\ncuzk_finalize_fallbacks_total %" PRIu64 "\n",
+              (uint64_t)atomic_load(&e->fin.batches), (uint64_t)atomic_load(&e->fin.proofs),
+              (uint64_t)atomic_load(&e->fin.fallbacks));
 
     uint64_t total, used, peak;
     budget_snapshot(&e->bud, &total, &used, &peak, NULL, NULL, NULL);

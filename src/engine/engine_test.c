@@ -478,6 +478,44 @@ static void test_damaged_proof(void)
     engine_destroy(e);
 }
 
+/* engine_sizing_auto against counts worked out by hand from the formula in engine.h:
+ * finalizers = clamp(cores / 8, 1, 2 * n_dev), synth = clamp(max(2 * n_dev, cores / 2), 2,
+ * queue_depth + 1); explicit counts kept */
+static void test_sizing_auto(void)
+{
+    static const struct {
+        int cores, n_dev, queue_depth, synth, final;
+    } cases[] = {
+        {2, 1, 4, 2, 1},      /* this CI machine: the old defaults */
+        {16, 1, 4, 5, 2},     /* one H100 host, default queue depth: synthesis capped by the window */
+        {16, 1, 8, 8, 2},     /* the same with bench/pipeline.sh's queue depth */
+        {64, 1, 8, 9, 2},     /* many cores, one device: finalizers capped at 2 per device */
+        {128, 8, 32, 33, 16}, /* eight GPUs */
+        {8, 2, 4, 4, 1},      /* two devices, few cores */
+        {1, 1, 1, 2, 1},      /* the floor */
+        {0, 0, 0, 2, 1},      /* nonsense in, the floor out */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int synth = 0, fin = 0;
+        engine_sizing_auto(cases[i].cores, cases[i].n_dev, cases[i].queue_depth, &synth, &fin);
+        CHECK(synth == cases[i].synth && fin == cases[i].final,
+              "auto sizing for %d cores, %d devices, queue depth %d: %d synthesis workers and %d finalizers, "
+              "expected %d and %d", cases[i].cores, cases[i].n_dev, cases[i].queue_depth, synth, fin, cases[i].synth,
+              cases[i].final);
+    }
+    int synth = 3, fin = 7;
+    engine_sizing_auto(128, 8, 32, &synth, &fin);
+    CHECK(synth == 3 && fin == 7, "explicit counts changed by auto sizing: %d, %d", synth, fin);
+    synth = 0, fin = 5;
+    engine_sizing_auto(16, 1, 4, &synth, &fin);
+    CHECK(synth == 5 && fin == 5, "one auto, one explicit: %d, %d", synth, fin);
+    CHECK(engine_cores() >= 1, "engine_cores %d", engine_cores());
+    engine_config cfg;
+    engine_config_defaults(&cfg);
+    CHECK(cfg.synth_workers == 0 && cfg.finalizers == 0, "defaults are auto (0): %d, %d", cfg.synth_workers,
+          cfg.finalizers);
+}
+
 int main(void)
 {
     if (access(MERKLE_Z, R_OK) || access(MULT_Z, R_OK)) {
@@ -492,7 +530,7 @@ int main(void)
     struct {
         const char *name;
         void (*fn)(void);
-    } tests[] = {{"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
+    } tests[] = {{"auto sizing", test_sizing_auto}, {"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
                  {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys},
                  {"damaged proofs", test_damaged_proof}};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

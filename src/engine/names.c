@@ -1,6 +1,9 @@
-/* names.c - the engine's enum <-> name helpers and configuration defaults. */
+/* names.c - the engine's enum <-> name helpers, configuration defaults and the worker counts
+ * `auto` stands for. */
+#include <sched.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 
@@ -77,11 +80,39 @@ void engine_config_defaults(engine_config *cfg)
     cfg->budget_bytes = 0;
     cfg->backend = ENGINE_BACKEND_AUTO;
     cfg->gpu_workers = 2;
-    cfg->synth_workers = 2;
-    cfg->finalizers = 1;
+    cfg->synth_workers = 0; /* auto */
+    cfg->finalizers = 0;    /* auto */
     cfg->queue_depth = 4;
     cfg->cpu_threads = 0;
     cfg->proof_ttl_s = 86400;
     cfg->fetch_grace_s = 600;
     cfg->batch_max = 10;
+}
+
+static int clamp_int(int v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+void engine_sizing_auto(int cores, int n_dev, int queue_depth, int *synth_workers, int *finalizers)
+{
+    cores = cores < 1 ? 1 : cores;
+    n_dev = n_dev < 1 ? 1 : n_dev;
+    queue_depth = queue_depth < 1 ? 1 : queue_depth;
+    if (finalizers && *finalizers <= 0)
+        *finalizers = clamp_int(cores / 8, 1, 2 * n_dev);
+    if (synth_workers && *synth_workers <= 0) {
+        int want = cores / 2 > 2 * n_dev ? cores / 2 : 2 * n_dev;
+        int hi = queue_depth + 1 > 2 ? queue_depth + 1 : 2;
+        *synth_workers = clamp_int(want, 2, hi);
+    }
+}
+
+int engine_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }

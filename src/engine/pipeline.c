@@ -4,8 +4,9 @@
  * DESIGN. A partition moves scheduler -> (dispatcher: budget) -> synthesis queue ->
  * (synthesis worker: witness + a/b/c) -> device queue (bounded, priority order) ->
  * (device worker: h, then the MSMs, each under its own device lock, so one worker's
- * h overlaps another's MSMs) -> finalize queue (bounded) ->
- * (finalizer: assemble, verify, journal). Only the dispatcher reserves budget, so
+ * h overlaps another's MSMs) -> finalize queue (unbounded: the hand-off never waits) ->
+ * (finalizer, finalize.c: assemble, verify the proofs of one key together, journal).
+ * Only the dispatcher reserves budget, so
  * admission is in strict (priority, arrival) order and a release wakes exactly one
  * thread. Device workers never take e->mu: they pop from the device queue under its
  * own lock, hold a device lock only around device work, and read the engine-wide
@@ -412,9 +413,6 @@ static void *synth_main(void *arg)
     return NULL;
 }
 
-/* entries of the finalize ring: the others' share and the critical partitions' reserve */
-static size_t fq_slots(const engine *e) { return e->fq_cap + ENGINE_FQ_CRIT_RESERVE; }
-
 /* ---- device workers ---- */
 
 static int idle_reason(engine *e)
@@ -491,7 +489,7 @@ static epart *pop_critical_locked(engine *e, int d)
 }
 
 static void device_stage(eworker *w, epart *p);
-static void device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1);
+static int device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1);
 
 /* Takes device d's lock for one step of p (step 0: h, 1: the MSMs); 0 when the engine or p's
  * job stops first. The lock is a flag under rq_mu, so a worker waiting for it also sees the
@@ -607,15 +605,17 @@ static void device_stage(eworker *w, epart *p)
     tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, eng_now_us());
     atomic_fetch_add(&w->busy_us, busy);
     p->batch = 1;
-    device_done(w, p, rc, err, t0, t1);
+    if (device_done(w, p, rc, err, t0, t1))
+        final_queue_push(e, &p, 1);
 }
 
 /* The end of p's device stage on w's device (device work from t0 to t1, result rc with err):
- * its workspace back to the pool, then the finalize queue, or the failure or drop path. */
-static void device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1)
+ * its workspace back to the pool, then 1: the caller hands it to the finalizers
+ * (final_queue_push), or 0: it took the failure or drop path. */
+static int device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64_t t0, int64_t t1)
 {
     engine *e = w->e;
-    int d = w->dev, wi = w->index, crit = p->job->prio == PRIO_CRITICAL;
+    int d = w->dev, wi = w->index;
     atomic_fetch_add(&w->done, 1);
     p->stage_us[STAGE_DEVICE] = t1 - t0;
     tracker_stage_batch(e->trk, p->job->ids, p->index, STAGE_DEVICE, d, wi, t0, t1, p->batch);
@@ -631,29 +631,13 @@ static void device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int6
             p->avoid_dev = d;
             part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
         }
-        return;
+        return 0;
     }
-    /* a critical partition goes ahead of the others (after the critical ones already there)
-       and may use the ring's reserve; the critical finalizer takes only those */
-    pthread_mutex_lock(&e->fq_mu);
-    size_t room = crit ? fq_slots(e) : e->fq_cap, ring = fq_slots(e);
-    while (e->running && e->fq_n >= room)
-        timed_wait_ms(&e->cv_fq_space, &e->fq_mu, 100);
-    int drop = !e->running;
-    if (!drop) {
-        p->state = PART_FINALIZE;
-        size_t at = crit ? e->fq_ncrit : e->fq_n;
-        for (size_t q = e->fq_n; q > at; q--)
-            e->finq[(e->fq_head + q) % ring] = e->finq[(e->fq_head + q - 1) % ring];
-        e->finq[(e->fq_head + at) % ring] = p;
-        e->fq_n++;
-        e->fq_ncrit += crit != 0;
-        atomic_fetch_add(&e->n_final, 1);
-        pthread_cond_broadcast(&e->cv_fq_item);
+    if (!e->running) {
+        part_drop(e, p); /* redone after the restart */
+        return 0;
     }
-    pthread_mutex_unlock(&e->fq_mu);
-    if (drop)
-        part_drop(e, p);
+    return 1;
 }
 
 /* A pass over a streamed key's bases for n partitions of that key (none critical), popped
@@ -762,8 +746,12 @@ static void device_stage_batch(eworker *w, epart **ps, int n)
     worker_set(w, GAP_FINALIZER, ps[0]);
     tracker_worker_set(e->trk, d, wi, GAP_FINALIZER, eng_now_us());
     atomic_fetch_add(&w->busy_us, busy);
+    int nf = 0;
     for (int i = 0; i < live; i++)
-        device_done(w, ps[i], skip[i] ? CUZK_OK : rc[i], err, t0, t1);
+        if (device_done(w, ps[i], skip[i] ? CUZK_OK : rc[i], err, t0, t1))
+            ps[nf++] = ps[i];
+    if (nf)
+        final_queue_push(e, ps, nf); /* together: a finalizer may verify them as one batch */
 }
 
 /* whether item (an epart in the device queue) may join a pass over key ctx->k on device ctx->d */
@@ -831,101 +819,12 @@ static void *device_main(void *arg)
     return NULL;
 }
 
-/* ---- finalizers ---- */
+/* ---- for the finalizers (finalize.c) ---- */
 
-static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_json, char *err)
-{
-    ekey *k = p->key;
-    groth16_rs rs;
-    int env = groth16_rs_from_env(&rs, k->z.curve, err);
-    if (env < 0)
-        return CUZK_EINVAL;
-    cuzk_err rc = CUZK_OK;
-    if (env == 0 && (rc = groth16_rs_random(&rs, k->z.curve, err)))
-        return rc;
-    cuzk_proof proof;
-    rc = groth16_step_assemble(&proof, &k->z, &p->ws, &rs, err);
-    memset(&rs, 0, sizeof rs);
-    if (rc)
-        return rc;
-    if ((rc = groth16_verify(&k->vk, &p->pub, &proof, err))) {
-        pthread_mutex_lock(&e->mu);
-        e->verify_failures++;
-        pthread_mutex_unlock(&e->mu);
-        cuzk_err_prefix(err, "proof did not verify");
-        return rc;
-    }
-    if (job_stopping(p->job))
-        return cuzk_errf(err, CUZK_ECANCELED, "job stopped");
-    *proof_json = proof_to_json(&proof);
-    *public_json = public_to_json(&p->pub);
-    if (!*proof_json || !*public_json)
-        return cuzk_errf(err, CUZK_ENOMEM, "out of memory writing the proof JSON");
-    return e->st->part_set_done(e->st, p->job->id, p->index, *proof_json, *public_json, err);
-}
-
-static void *final_main(void *arg)
-{
-    eworker *w = arg;
-    engine *e = w->e;
-    char err[CUZK_ERRLEN];
-    for (;;) {
-        pthread_mutex_lock(&e->fq_mu);
-        worker_set(w, 0, NULL);
-        while (e->running && !(w->crit_only ? e->fq_ncrit : e->fq_n))
-            pthread_cond_wait(&e->cv_fq_item, &e->fq_mu);
-        if (!e->running) {
-            pthread_mutex_unlock(&e->fq_mu);
-            break;
-        }
-        epart *p = e->finq[e->fq_head];
-        e->fq_head = (e->fq_head + 1) % fq_slots(e);
-        e->fq_n--;
-        if (e->fq_ncrit)
-            e->fq_ncrit--;
-        pthread_cond_signal(&e->cv_fq_space);
-        pthread_mutex_unlock(&e->fq_mu);
-        worker_set(w, 1, p);
-        ejob *j = p->job;
-        if (job_stopping(j)) {
-            atomic_fetch_sub(&e->n_final, 1);
-            part_drop(e, p);
-            continue;
-        }
-        int64_t t0 = eng_now_us();
-        char *proof_json = NULL, *public_json = NULL;
-        err[0] = 0;
-        cuzk_err rc = finalize(e, p, &proof_json, &public_json, err);
-        free(proof_json);
-        free(public_json);
-        atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
-        atomic_fetch_sub(&e->n_final, 1);
-        if (rc) {
-            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
-            continue;
-        }
-        atomic_fetch_add(&w->done, 1);
-        pipeline_release(e, p);
-        pthread_mutex_lock(&e->mu);
-        stage_end(e, p, STAGE_FINALIZE, -1, -1);
-        int last = 0;
-        if (job_stopping(j)) {
-            /* canceled (or failed) while this one was being finalized: it does not count */
-            p->state = PART_CANCELED;
-            e->parts_total[PART_CANCELED]++;
-        } else {
-            p->state = PART_DONE;
-            e->parts_total[PART_DONE]++;
-            j->n_done++;
-            last = j->n_done == j->n_parts;
-        }
-        pthread_mutex_unlock(&e->mu);
-        pthread_cond_signal(&e->cv_sched);
-        if (last)
-            eng_job_finish(e, j, JOB_DONE, "");
-    }
-    return NULL;
-}
+void pipeline_part_fail(engine *e, epart *p, const char *msg) { part_fail(e, p, msg); }
+void pipeline_part_drop(engine *e, epart *p) { part_drop(e, p); }
+void pipeline_stage_end(engine *e, epart *p, trk_stage s) { stage_end(e, p, s, -1, -1); }
+void pipeline_worker_set(eworker *w, int state, epart *p) { worker_set(w, state, p); }
 
 /* ---- start / stop ---- */
 
@@ -934,9 +833,7 @@ cuzk_err pipeline_start(engine *e, char *err)
     /* the finalizers, and one more kept for critical partitions */
     int n = 1 + e->cfg.synth_workers + e->n_dev * e->cfg.gpu_workers + e->cfg.finalizers + 1;
     e->workers = calloc((size_t)n, sizeof *e->workers);
-    e->fq_cap = (size_t)(2 * e->cfg.finalizers + 2);
-    e->finq = calloc(fq_slots(e), sizeof *e->finq);
-    if (!e->workers || !e->finq)
+    if (!e->workers)
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory starting the pipeline");
     int i = 0;
     eworker *wd = &e->workers[i++];
@@ -1000,7 +897,6 @@ void pipeline_stop(engine *e)
     pthread_mutex_unlock(&e->rq_mu);
     pthread_mutex_lock(&e->fq_mu);
     pthread_cond_broadcast(&e->cv_fq_item);
-    pthread_cond_broadcast(&e->cv_fq_space);
     pthread_mutex_unlock(&e->fq_mu);
     for (int i = 0; i < e->n_workers; i++)
         if (e->workers[i].started) {

@@ -29,7 +29,8 @@ typedef enum trk_gap {
     GAP_NO_WORK = 0,   /* no job in the engine */
     GAP_BUDGET = 1,    /* partitions wait for memory budget */
     GAP_SYNTHESIS = 2, /* partitions are being synthesized, none ready yet */
-    GAP_FINALIZER = 3, /* worker blocked handing a result to the finalizers */
+    GAP_FINALIZER = 3, /* worker handing a result to the finalizers (buffer back to the pool, the
+                          finalize queue; never waits for a finalizer) */
     GAP_LOCK = 4,      /* worker waiting for the device lock, or at a step boundary while a
                           critical partition has the device */
     GAP_COPY = 5,      /* worker holds the device and copies data between host and device

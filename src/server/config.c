@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { OPT_STR, OPT_INT, OPT_SIZE, OPT_ENUM, OPT_LIST } opt_type;
+/* OPT_AUTO_INT: a whole number in choices' range, or "auto" (stored as 0) */
+typedef enum { OPT_STR, OPT_INT, OPT_SIZE, OPT_ENUM, OPT_LIST, OPT_AUTO_INT } opt_type;
 
 typedef struct opt_def {
     const char *name;    /* option name, used as --name and in config files */
@@ -37,10 +38,12 @@ static const opt_def opts[] = {
      "(0,1; 0,0 = two logical devices on GPU 0); empty = every visible GPU. With the CPU backend "
      "the count sets the number of logical CPU devices"},
     {"gpu-workers", OPT_INT, F(gpu_workers), "2", "1..64", "N", "device workers per GPU"},
-    {"synth-workers", OPT_INT, F(synth_workers), "2", "1..1024", "N",
-     "synthesis (witness load + a/b/c evaluation) workers"},
-    {"finalizers", OPT_INT, F(finalizers), "1", "1..256", "N",
-     "finalizer (proof assembly + verification) threads, and one more kept for critical partitions"},
+    {"synth-workers", OPT_AUTO_INT, F(synth_workers), "auto", "1..1024", "N|auto",
+     "synthesis (witness load + a/b/c evaluation) workers; auto = max(2 x devices, cores / 2), "
+     "at least 2 and at most queue-depth + 1"},
+    {"finalizers", OPT_AUTO_INT, F(finalizers), "auto", "1..256", "N|auto",
+     "finalizer (proof assembly + batch verification) threads, and one more kept for critical "
+     "partitions; auto = cores / 8, at least 1 and at most 2 x devices"},
     {"queue-depth", OPT_INT, F(queue_depth), "4", "1..1024", "N",
      "synthesized partitions that may wait for a device worker"},
     {"threads", OPT_INT, F(threads), "0", "0..4096", "N",
@@ -157,6 +160,12 @@ static cuzk_err opt_apply(serve_config *c, const opt_def *o, const char *value, 
         return cuzk_errf(err, CUZK_EINVAL, "--%s: '%s' is not one of %s", o->name, value,
                          o->choices);
     }
+    case OPT_AUTO_INT:
+        if (!strcmp(value, "auto")) {
+            *(int *)field = 0;
+            return CUZK_OK;
+        }
+        /* fall through */
     case OPT_INT: {
         char *end;
         errno = 0;
@@ -164,7 +173,8 @@ static cuzk_err opt_apply(serve_config *c, const opt_def *o, const char *value, 
         long lo = 0, hi = 0;
         sscanf(o->choices, "%ld..%ld", &lo, &hi);
         if (end == value || *end || errno)
-            return cuzk_errf(err, CUZK_EINVAL, "--%s: '%s' is not a whole number", o->name, value);
+            return cuzk_errf(err, CUZK_EINVAL, "--%s: '%s' is not a whole number%s", o->name, value,
+                             o->type == OPT_AUTO_INT ? " or auto" : "");
         if (v < lo || v > hi)
             return cuzk_errf(err, CUZK_EINVAL, "--%s: %ld is outside %ld..%ld", o->name, v, lo, hi);
         *(int *)field = (int)v;

@@ -24,8 +24,8 @@ typedef struct serve_config {
     char backend[8];       /* "cpu", "gpu" or "auto" */
     char devices[256];     /* "" = every visible GPU; else CUDA ordinals "0,1" (repeats = logical devices) */
     int gpu_workers;       /* workers per GPU device (>= 1) */
-    int synth_workers;     /* synthesis worker threads (>= 1) */
-    int finalizers;        /* finalizer (assemble + verify) threads (>= 1) */
+    int synth_workers;     /* synthesis worker threads (>= 1); 0 = auto (engine_sizing_auto) */
+    int finalizers;        /* finalizer (assemble + verify) threads (>= 1); 0 = auto */
     int queue_depth;       /* partitions allowed to wait in the device queue (>= 1) */
     int threads;           /* CPU threads per backend pool; 0 = online CPUs / 2 */
     char token[256];       /* bearer token; empty = none (allowed only on loopback/unix) */
