@@ -40,7 +40,7 @@ BIN      := bin/cuzk
 ifneq ($(BUILD),build)
 BIN      := $(BUILD)/bin/cuzk
 endif
-# the load generator (bench/load.c) beside the binary: tests/t_load.sh and bench/load.sh run it
+# the load generator (bench/load.c, load_http.c) beside the binary: tests/t_load.sh and bench/load.sh run it
 LOADGEN  := $(dir $(BIN))cuzk-load
 
 .PHONY: all test unit e2e test-gpu asan bench dev clean
@@ -62,9 +62,9 @@ $(BIN): $(BUILD)/obj/src/cli/main.o $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-$(LOADGEN): bench/load.c
-	@mkdir -p $(dir $@) $(BUILD)/obj/bench
-	$(CC) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/bench/load.d -o $@ $< -ljansson -pthread
+$(LOADGEN): bench/load.c bench/load_http.c bench/load_http.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ bench/load.c bench/load_http.c -ljansson -pthread
 
 $(BUILD)/test/%: src/%.c $(LIB)
 	@mkdir -p $(dir $@)
@@ -116,4 +116,4 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/common.c fuzz/common.h $(LIB)
 clean:
 	rm -rf build build-asan bin
 
--include $(OBJ:.o=.d) $(TESTS:=.d) $(BUILD)/obj/bench/load.d
+-include $(OBJ:.o=.d) $(TESTS:=.d)

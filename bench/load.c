@@ -39,12 +39,11 @@
  *          unanswered, every kept connection is closed by the daemon after T-1 .. T+10 s, the
  *          daemon's peak connection count <= max-conns, a request afterwards is served, end
  *          descriptors <= start + fd-slack.
- * Output: "load: key=value ..." on stdout, one line.
+ * Output: "load: key=value ..." on stdout, one line. The HTTP client and the /proc readers
+ * are in load_http.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
-#include <netdb.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -52,14 +51,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "load_http.h"
 
 /* ---------------------------------------------------------------- options */
 
@@ -114,20 +112,6 @@ static pthread_mutex_t lat_mu = PTHREAD_MUTEX_INITIALIZER;
 static double *lat_ms;               /* /status latencies, ms */
 static size_t lat_n, lat_cap;
 static double idle_hold_min = 1e9, idle_hold_max; /* s, of the idle connections closed after >= 1 s */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) && errno == EINTR)
-        ;
-}
 
 static void error_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void error_note(const char *fmt, ...)
@@ -194,41 +178,6 @@ static double pct(const double *v, size_t n, double p)
     return v[k - 1];
 }
 
-/* ---------------------------------------------------------------- /proc */
-
-/* open descriptors of pid, -1 when unreadable */
-static int proc_fds(int pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/fd", pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        if (e->d_name[0] != '.')
-            n++;
-    closedir(d);
-    return n;
-}
-
-/* VmRSS of pid in KiB, -1 when unreadable */
-static long proc_rss_kb(int pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
-    long kb = -1;
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
-            break;
-    fclose(f);
-    return kb;
-}
-
 static void *sampler_main(void *arg)
 {
     (void)arg;
@@ -241,183 +190,24 @@ static void *sampler_main(void *arg)
     return NULL;
 }
 
-/* ---------------------------------------------------------------- HTTP */
+/* a connection to the daemon: keep-alive (1) or one request each (0) */
+#define HCONN(keep_alive) {.server = O.server, .token = O.token, .fd = -1, .keep = (keep_alive)}
 
-/* a connected socket to O.server, -1 with errno set on failure */
-static int server_connect(void)
+/* hc_request, counted */
+static int request(hconn *c, const char *method, const char *path, const char *body,
+                   char **rbody, char *err, size_t errcap)
 {
-    const char *s = O.server;
-    if (!strncmp(s, "unix:", 5)) {
-        struct sockaddr_un su;
-        memset(&su, 0, sizeof su);
-        su.sun_family = AF_UNIX;
-        snprintf(su.sun_path, sizeof su.sun_path, "%s", s + 5);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 && connect(fd, (struct sockaddr *)&su, sizeof su) == 0)
-            return fd;
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        errno = e;
-        return -1;
-    }
-    char host[256], port[16];
-    const char *colon = strrchr(s, ':');
-    if (!colon || (size_t)(colon - s) >= sizeof host) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (s[0] == '[')
-        snprintf(host, sizeof host, "%.*s", (int)(colon - s - 2), s + 1);
-    else
-        snprintf(host, sizeof host, "%.*s", (int)(colon - s), s);
-    snprintf(port, sizeof port, "%s", colon + 1);
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof hints);
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_NUMERICSERV;
-    if (getaddrinfo(host, port, &hints, &res)) {
-        errno = EINVAL;
-        return -1;
-    }
-    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int ok = fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0;
-    int e = errno;
-    freeaddrinfo(res);
-    if (ok)
-        return fd;
-    if (fd >= 0)
-        close(fd);
-    errno = e;
-    return -1;
-}
-
-/* one client connection, kept alive across requests */
-typedef struct hconn {
-    int fd;       /* -1 = not connected */
-    int keep;     /* 0: "Connection: close" on every request */
-    char *buf;    /* reply buffer */
-    size_t cap;   /* bytes allocated */
-} hconn;
-
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n) {
-        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-static void hc_close(hconn *c)
-{
-    if (c->fd >= 0)
-        close(c->fd);
-    c->fd = -1;
-}
-
-/* One request. Returns the HTTP status and points *body at the reply body (NUL-terminated,
- * valid until the next request), or 0 with err filled: the daemon closed the connection, or
- * could not be reached. */
-static int hc_request(hconn *c, const char *method, const char *path, const char *body,
-                      char **rbody, char *err, size_t errcap)
-{
-    *rbody = NULL;
-    if (c->fd < 0) {
-        c->fd = server_connect();
-        if (c->fd < 0) {
-            snprintf(err, errcap, "connect %s: %s", O.server, strerror(errno));
-            return 0;
-        }
-        struct timeval tv = {.tv_sec = 200, .tv_usec = 0}; /* longer than one await */
-        setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    }
-    size_t blen = body ? strlen(body) : 0;
-    char head[1024], auth[320] = "";
-    if (O.token)
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s\r\n", O.token);
-    int hn = snprintf(head, sizeof head,
-                      "%s %s HTTP/1.1\r\nHost: cuzk\r\nUser-Agent: cuzk-load\r\n%s%s"
-                      "Content-Length: %zu\r\n%s\r\n",
-                      method, path, c->keep ? "" : "Connection: close\r\n",
-                      body ? "Content-Type: application/json\r\n" : "", blen, auth);
-    if (send_all(c->fd, head, (size_t)hn) || (blen && send_all(c->fd, body, blen))) {
-        snprintf(err, errcap, "%s %s: send: %s", method, path, strerror(errno));
-        hc_close(c);
-        return 0;
-    }
-    size_t n = 0, hdr = 0;
-    long clen = -1;
-    int status = 0, close_after = !c->keep;
-    for (;;) {
-        if (n + 4097 > c->cap) {
-            size_t cap = c->cap ? c->cap * 2 : 65536;
-            char *b = realloc(c->buf, cap);
-            if (!b) {
-                snprintf(err, errcap, "out of memory");
-                hc_close(c);
-                return 0;
-            }
-            c->buf = b;
-            c->cap = cap;
-        }
-        if (hdr && clen >= 0 && n >= hdr + (size_t)clen)
-            break;
-        ssize_t r = recv(c->fd, c->buf + n, c->cap - n - 1, 0);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            if (hdr && clen < 0 && r == 0)
-                break; /* body delimited by the close */
-            snprintf(err, errcap, "%s %s: the daemon closed the connection after %zu reply bytes%s%s",
-                     method, path, n, r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-            hc_close(c);
-            return 0;
-        }
-        n += (size_t)r;
-        c->buf[n] = 0;
-        if (!hdr) {
-            char *e = strstr(c->buf, "\r\n\r\n");
-            if (!e)
-                continue;
-            hdr = (size_t)(e - c->buf) + 4;
-            if (sscanf(c->buf, "HTTP/%*d.%*d %d", &status) != 1) {
-                snprintf(err, errcap, "%s %s: malformed reply", method, path);
-                hc_close(c);
-                return 0;
-            }
-            for (char *l = strstr(c->buf, "\r\n"); l && l < e; l = strstr(l + 2, "\r\n")) {
-                char line[128];
-                size_t ll = strcspn(l + 2, "\r");
-                snprintf(line, sizeof line, "%.*s", (int)(ll < sizeof line ? ll : sizeof line - 1),
-                         l + 2);
-                if (!strncasecmp(line, "Content-Length:", 15))
-                    clen = atol(line + 15);
-                if (!strncasecmp(line, "Connection:", 11) && strcasestr(line, "close"))
-                    close_after = 1;
-            }
-        }
-    }
-    size_t len = clen >= 0 ? (size_t)clen : n - hdr;
-    memmove(c->buf, c->buf + hdr, len);
-    c->buf[len] = 0;
-    *rbody = c->buf;
-    if (close_after)
-        hc_close(c);
-    atomic_fetch_add(&n_requests, 1);
-    return status;
+    int st = hc_request(c, method, path, body, rbody, err, errcap);
+    if (st)
+        atomic_fetch_add(&n_requests, 1);
+    return st;
 }
 
 /* GET /status, timed */
 static int get_status(hconn *c, char **body, char *err, size_t errcap)
 {
     double t0 = now_s();
-    int st = hc_request(c, "GET", "/status", NULL, body, err, errcap);
+    int st = request(c, "GET", "/status", NULL, body, err, errcap);
     if (st == 200)
         lat_add((now_s() - t0) * 1000.0);
     return st;
@@ -426,10 +216,10 @@ static int get_status(hconn *c, char **body, char *err, size_t errcap)
 /* /status server.http.open, -1 when not known */
 static int daemon_open_conns(void)
 {
-    hconn c = {.fd = -1, .keep = 0};
+    hconn c = HCONN(0);
     char *body, err[256];
     int open = -1;
-    if (hc_request(&c, "GET", "/status", NULL, &body, err, sizeof err) == 200) {
+    if (request(&c, "GET", "/status", NULL, &body, err, sizeof err) == 200) {
         json_t *j = json_loads(body, 0, NULL);
         json_t *o = json_object_get(json_object_get(json_object_get(j, "server"), "http"), "open");
         if (json_is_integer(o))
@@ -474,7 +264,7 @@ static void save_proof(hconn *c, const char *id)
     for (int w = 0; w < 2; w++) {
         char path[256], file[1024], err[512], *body;
         snprintf(path, sizeof path, "/v1/jobs/%s/proofs/0/%s", id, what[w]);
-        int st = hc_request(c, "GET", path, NULL, &body, err, sizeof err);
+        int st = request(c, "GET", path, NULL, &body, err, sizeof err);
         if (st != 200) {
             error_note("job %s: GET %s: %s", id, path, st ? body : err);
             return;
@@ -495,7 +285,7 @@ static void save_proof(hconn *c, const char *id)
 static void run_job(hconn *c, const char *submit_body)
 {
     char err[512], *body, id[64];
-    int st = hc_request(c, "POST", "/v1/jobs", submit_body, &body, err, sizeof err);
+    int st = request(c, "POST", "/v1/jobs", submit_body, &body, err, sizeof err);
     json_t *j = st == 201 ? parse(body) : NULL;
     const char *sid = json_string_value(json_object_get(j, "id"));
     if (!sid) {
@@ -520,7 +310,7 @@ static void run_job(hconn *c, const char *submit_body)
             return;
         }
         snprintf(path, sizeof path, "/v1/jobs/%s", id);
-        st = hc_request(c, "GET", path, NULL, &body, err, sizeof err);
+        st = request(c, "GET", path, NULL, &body, err, sizeof err);
         json_decref(last);
         last = st == 200 ? parse(body) : NULL;
         if (!last) {
@@ -532,7 +322,7 @@ static void run_job(hconn *c, const char *submit_body)
     double give_up = now_s() + O.deadline_s;
     while (!terminal && now_s() < give_up) {
         snprintf(path, sizeof path, "/v1/jobs/%s/await?timeout=60", id);
-        st = hc_request(c, "GET", path, NULL, &body, err, sizeof err);
+        st = request(c, "GET", path, NULL, &body, err, sizeof err);
         json_decref(last);
         last = st == 200 ? parse(body) : NULL;
         if (!last) {
@@ -557,7 +347,7 @@ static void run_job(hconn *c, const char *submit_body)
 static void *client_main(void *arg)
 {
     client *cl = arg;
-    hconn c = {.fd = -1, .keep = 1};
+    hconn c = HCONN(1);
     /* {"zkey": Z, "witnesses": [W, ...], "kind": "custom"} */
     json_t *wit = json_array();
     for (int i = 0; i < O.partitions; i++)
@@ -580,7 +370,7 @@ static void *client_main(void *arg)
 static void *probe_main(void *arg)
 {
     (void)arg;
-    hconn c = {.fd = -1, .keep = 1};
+    hconn c = HCONN(1);
     while (!atomic_load(&stop_probe)) {
         char err[512], *body;
         int st = get_status(&c, &body, err, sizeof err);
@@ -656,7 +446,7 @@ static void *idle_main(void *arg)
     idle_conn *ic = arg;
     int first = 1;
     while (!atomic_load(&stop_idle)) {
-        int fd = server_connect();
+        int fd = server_connect(O.server);
         if (fd < 0) {
             atomic_fetch_add(&idle_connect_failed, 1);
             sleep_ms(100);
@@ -823,10 +613,10 @@ static int run_flood(void)
 {
     int open0 = wait_daemon_quiet(10);
     check(open0 == 1, "daemon idle before the flood (open connections %d)", open0);
-    hconn q = {.fd = -1, .keep = 0};
+    hconn q = HCONN(0);
     char err[512], *body;
     unsigned long long refused0 = 0;
-    if (hc_request(&q, "GET", "/status", NULL, &body, err, sizeof err) == 200) {
+    if (request(&q, "GET", "/status", NULL, &body, err, sizeof err) == 200) {
         json_t *j = parse(body);
         refused0 = (unsigned long long)json_integer_value(json_object_get(
             json_object_get(json_object_get(j, "server"), "http"), "refused"));
@@ -843,7 +633,7 @@ static int run_flood(void)
     int *closed = calloc((size_t)O.idle, sizeof *closed);
     int n_open = 0;
     for (int i = 0; i < O.idle; i++) {
-        fd[i] = server_connect();
+        fd[i] = server_connect(O.server);
         opened[i] = now_s();
         if (fd[i] < 0) {
             atomic_fetch_add(&idle_connect_failed, 1);
@@ -881,8 +671,8 @@ static int run_flood(void)
     atomic_store(&fds_peak, fds_height);
     long rss_height = proc_rss_kb(O.pid);
     /* a request now: the daemon is full when it holds max-conns */
-    hconn r = {.fd = -1, .keep = 0};
-    int st_full = hc_request(&r, "GET", "/status", NULL, &body, err, sizeof err);
+    hconn r = HCONN(0);
+    int st_full = request(&r, "GET", "/status", NULL, &body, err, sizeof err);
     fprintf(stderr, "load: flood: %d opened, %d held, %d closed at once; request while held: %s\n",
             (int)atomic_load(&idle_opened), held, n_refused, st_full ? "answered" : err);
     if (O.max_conns) {
