@@ -80,7 +80,7 @@ check "/status server.http reports the limit, the timeout and the refusals ($(jg
 api GET /metrics
 refused=$(sed -n 's/^cuzk_http_connections_refused_total \([0-9]*\)$/\1/p' <<< "$BODY")
 check "/metrics counts the refused connections ($refused)" [ "${refused:-0}" -ge 37 ]
-check "the daemon logged that it reached its connection limit" grep -q 'connections open, the limit (max-conns)' "$D_LOG"
+check "the daemon logged that it reached its connection limit" grep -q 'at the connection limit (max-conns 64)' "$D_LOG"
 stop_daemon
 check "daemon stops cleanly after the load (exit $D_RC)" [ "$D_RC" = 0 ]
 

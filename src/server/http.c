@@ -13,7 +13,7 @@
  * The limit covers TCP and Unix sockets alike (one listener). A connection idle for
  * conn_timeout_s (nothing received, half a header, or between keep-alive requests) is
  * closed by MHD's per-connection thread; a handler that blocks (long-poll await) is not
- * idle time: its reply is sent when it returns (tests/t_load.sh checks this).
+ * idle time: its reply is sent when it returns (http_test.c checks this).
  */
 #include "server/http.h"
 
@@ -359,8 +359,8 @@ static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen
     int64_t now = mono_ms();
     if (!s->warned_ms || now - s->warned_ms >= 10000) {
         LOG(LOG_WARN,
-            "http: %u connections open, the limit (max-conns): refused %llu new connection(s) "
-            "since the last warning (idle ones are closed after conn-timeout %u s)",
+            "http: at the connection limit (max-conns %u): refused %llu new connection(s) "
+            "since the last warning; idle connections are closed after conn-timeout %u s",
             s->max_conns, n - s->refused_warned, s->conn_timeout);
         s->warned_ms = now;
         s->refused_warned = n;

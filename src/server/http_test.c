@@ -301,6 +301,15 @@ static void test_limit_on(const char *listen)
               "it opened (timeout 1 s)", addr, i, w >= 0 ? since : -1.0);
         close(idle[i]);
     }
+    /* the client sees EOF a moment before the server has reaped the connection (its thread
+       ends, then MHD's accept thread cleans up and notifies): wait for that, not longer */
+    for (int i = 0; i < 200; i++) {
+        http_server_stats(&st, s);
+        if (st.open == 0)
+            break;
+        usleep(10000);
+    }
+    CHECK(st.open == 0, "%s: timed-out connections reaped (open %u)", addr, st.open);
     CHECK(httpc_request(&r, addr, NULL, "GET", "/y", NULL, NULL, 0, 5, err) == CUZK_OK &&
               r.status == 200,
           "%s: served again after the idle connections timed out: %s", addr, err);
