@@ -40,9 +40,11 @@ BIN      := bin/cuzk
 ifneq ($(BUILD),build)
 BIN      := $(BUILD)/bin/cuzk
 endif
+# the load generator (bench/load.c, load_http.c) beside the binary: tests/t_load.sh and bench/load.sh run it
+LOADGEN  := $(dir $(BIN))cuzk-load
 
 .PHONY: all test unit e2e test-gpu asan bench dev clean
-all: $(BIN)
+all: $(BIN) $(LOADGEN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -60,6 +62,10 @@ $(BIN): $(BUILD)/obj/src/cli/main.o $(OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+$(LOADGEN): bench/load.c bench/load_http.c bench/load_http.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ bench/load.c bench/load_http.c -ljansson -pthread
+
 $(BUILD)/test/%: src/%.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -Wno-unused-function -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
@@ -67,7 +73,7 @@ $(BUILD)/test/%: src/%.c $(LIB)
 unit: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
 
-e2e: $(BIN)
+e2e: $(BIN) $(LOADGEN)
 	@CUZK=$(abspath $(BIN)) tests/run.sh
 
 test: unit e2e

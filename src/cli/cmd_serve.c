@@ -132,6 +132,7 @@ int cmd_serve(int argc, char **argv)
                       .token = cfg.token,
                       .max_body = cfg.max_body,
                       .max_conns = (unsigned)cfg.max_conns,
+                      .conn_timeout_s = (unsigned)cfg.conn_timeout,
                       .handler = api_handle,
                       .ctx = &actx};
     e = http_server_start(&srv, &hc, err);

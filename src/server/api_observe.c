@@ -1,7 +1,7 @@
 /* api_observe.c - the observability routes: dashboard page, /status, /metrics,
  * /v1/timeline (GPU utilisation samples for the dashboard graph) and /v1/trace
  * (Chrome trace-event JSON). The engine produces the numbers; this file adds the
- * server's own (request counters, process RSS) and the HTTP framing.
+ * server's own (request counters, HTTP connections, process RSS) and the HTTP framing.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +47,6 @@ void api_dashboard(api_ctx *a, const http_req *req, http_resp *resp, char **para
 
 void api_status(api_ctx *a, const http_req *req, http_resp *resp, char **params)
 {
-    (void)req;
     (void)params;
     json_t *st = engine_status_json(a->eng);
     if (!st) {
@@ -65,6 +64,15 @@ void api_status(api_ctx *a, const http_req *req, http_resp *resp, char **params)
         (json_int_t)a->max_body, "requests", "2xx", (json_int_t)atomic_load(&a->requests[2]), "3xx",
         (json_int_t)atomic_load(&a->requests[3]), "4xx", (json_int_t)atomic_load(&a->requests[4]),
         "5xx", (json_int_t)atomic_load(&a->requests[5]));
+    if (server && req->server) {
+        http_stats hs;
+        http_server_stats(&hs, req->server);
+        json_object_set_new(server, "http",
+                            json_pack("{s:i, s:i, s:i, s:i, s:I, s:I}", "max_conns",
+                                      (int)hs.max_conns, "conn_timeout_s", (int)hs.conn_timeout_s,
+                                      "open", (int)hs.open, "peak", (int)hs.peak, "accepted",
+                                      (json_int_t)hs.accepted, "refused", (json_int_t)hs.refused));
+    }
     json_object_set_new(st, "server", server);
     json_object_set_new(st, "process",
                         json_pack("{s:I, s:I, s:i}", "rss_bytes", (json_int_t)rss, "peak_rss_bytes",
@@ -80,7 +88,7 @@ void api_metrics(api_ctx *a, const http_req *req, http_resp *resp, char **params
     uint64_t rss, hwm;
     int threads;
     proc_mem(&rss, &hwm, &threads);
-    size_t el = eng ? strlen(eng) : 0, cap = el + 2048;
+    size_t el = eng ? strlen(eng) : 0, cap = el + 4096;
     char *b = malloc(cap);
     if (!b) {
         free(eng);
@@ -108,6 +116,24 @@ void api_metrics(api_ctx *a, const http_req *req, http_resp *resp, char **params
         "# TYPE cuzk_uptime_seconds gauge\ncuzk_uptime_seconds %lld\n",
         (unsigned long long)rss, (unsigned long long)hwm,
         (long long)((api_now_ms() - a->started_ms) / 1000));
+    if (req->server) {
+        http_stats hs;
+        http_server_stats(&hs, req->server);
+        n += (size_t)snprintf(
+            b + n, cap - n,
+            "# HELP cuzk_http_connections HTTP connections open now (TCP and Unix socket).\n"
+            "# TYPE cuzk_http_connections gauge\ncuzk_http_connections %u\n"
+            "# HELP cuzk_http_connections_max The connection limit (--max-conns).\n"
+            "# TYPE cuzk_http_connections_max gauge\ncuzk_http_connections_max %u\n"
+            "# HELP cuzk_http_connections_accepted_total HTTP connections taken.\n"
+            "# TYPE cuzk_http_connections_accepted_total counter\n"
+            "cuzk_http_connections_accepted_total %llu\n"
+            "# HELP cuzk_http_connections_refused_total HTTP connections closed at once because "
+            "the limit was reached.\n"
+            "# TYPE cuzk_http_connections_refused_total counter\n"
+            "cuzk_http_connections_refused_total %llu\n",
+            hs.open, hs.max_conns, hs.accepted, hs.refused);
+    }
     http_resp_take(resp, 200, "text/plain; version=0.0.4; charset=utf-8", b, n);
 }
 

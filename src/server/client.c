@@ -186,6 +186,8 @@ cuzk_err httpc_request(httpc_reply *out, const char *server, const char *token,
             if (errno == EINTR)
                 continue;
             int e = errno;
+            if (e == ECONNRESET && n == 0)
+                break; /* closed unread: reported below as a connection closed unanswered */
             free(buf);
             close(fd);
             if (e == EAGAIN || e == EWOULDBLOCK)
@@ -199,6 +201,13 @@ cuzk_err httpc_request(httpc_reply *out, const char *server, const char *token,
     }
     close(fd);
     buf[n] = 0;
+    if (n == 0) {
+        free(buf);
+        return cuzk_errf(err, CUZK_EIO,
+                         "%s closed the connection without a reply (a daemon at its connection "
+                         "limit, --max-conns, does that)",
+                         server);
+    }
     char *sep = strstr(buf, "\r\n\r\n");
     int status = 0;
     if (!sep || sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) {

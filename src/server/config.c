@@ -52,7 +52,12 @@ static const opt_def opts[] = {
      "bearer token clients must send (default: $CUZK_TOKEN); required off loopback"},
     {"max-body", OPT_SIZE, F(max_body), "256M", NULL, "SIZE",
      "largest request body accepted (uploaded witnesses count)"},
-    {"max-conns", OPT_INT, F(max_conns), "256", "1..65536", "N", "simultaneous HTTP connections"},
+    {"max-conns", OPT_INT, F(max_conns), "256", "1..65536", "N",
+     "HTTP connections open at once (TCP and Unix socket together, one thread each); past it a "
+     "new connection is closed at once without a reply, counted and logged"},
+    {"conn-timeout", OPT_INT, F(conn_timeout), "30", "1..86400", "SECONDS",
+     "an HTTP connection that sends nothing for this long (idle, half a request, or between "
+     "keep-alive requests) is closed; a long-poll await in progress is not idle"},
     {"proof-ttl", OPT_INT, F(proof_ttl), "86400", "1..31536000", "SECONDS",
      "how long finished proofs are kept when nobody fetches them"},
     {"fetch-grace", OPT_INT, F(fetch_grace), "600", "0..31536000", "SECONDS",

@@ -30,7 +30,8 @@ typedef struct serve_config {
     int threads;           /* CPU threads per backend pool; 0 = online CPUs / 2 */
     char token[256];       /* bearer token; empty = none (allowed only on loopback/unix) */
     uint64_t max_body;     /* largest accepted request body, bytes */
-    int max_conns;         /* simultaneous HTTP connections */
+    int max_conns;         /* HTTP connections open at once (TCP or Unix), at most */
+    int conn_timeout;      /* seconds an HTTP connection may send nothing before it is closed */
     int proof_ttl;         /* seconds a finished job's proofs are kept unfetched */
     int fetch_grace;       /* seconds proofs are kept after their first fetch */
     char log_level[8];     /* error, warn, info, debug */

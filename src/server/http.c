@@ -4,6 +4,16 @@
  * MHD_OPTION_LISTEN_SOCKET, so both kinds share one code path and port 0 works.
  * Request bodies are collected per connection in a growing buffer; past max_body the
  * rest is read and dropped and the request is answered 413 without calling the handler.
+ *
+ * Connection limit. MHD accepts on one thread, and for each connection calls our accept
+ * policy (on_accept) and then, still on that thread, the STARTED notification (on_conn),
+ * so the count of open connections that on_accept reads is exact: a connection past
+ * max_conns is refused there (MHD closes the accepted socket at once, the client reads
+ * EOF without a reply) and counted. MHD's own limit is set one higher as a backstop only.
+ * The limit covers TCP and Unix sockets alike (one listener). A connection idle for
+ * conn_timeout_s (nothing received, half a header, or between keep-alive requests) is
+ * closed by MHD's per-connection thread; a handler that blocks (long-poll await) is not
+ * idle time: its reply is sent when it returns (http_test.c checks this).
  */
 #include "server/http.h"
 
@@ -13,12 +23,15 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/log.h"
@@ -31,8 +44,19 @@ struct http_server {
     char addr[160];         /* bound address as clients should name it */
     char *token;            /* NULL: no token required */
     size_t max_body;
+    unsigned max_conns;     /* connections open at once, at most (>= 1) */
+    unsigned conn_timeout;  /* seconds a connection may stay idle (>= 1) */
     http_handler_fn handler;
     void *ctx;
+    /* connection counters: open/peak/accepted change only on MHD's accept thread except
+       open's decrements (connection threads); refused and the warning clock are the
+       accept thread's alone; all are read by http_server_stats from any thread */
+    atomic_uint open;               /* connections open now */
+    atomic_uint peak;               /* most open at once since start */
+    atomic_ullong accepted;         /* connections taken since start */
+    atomic_ullong refused;          /* connections closed at once: max_conns were open */
+    unsigned long long refused_warned; /* refused count at the last warning */
+    int64_t warned_ms;              /* monotonic ms of the last warning, 0 = never */
 };
 
 /* per-connection request state (MHD's con_cls) */
@@ -292,7 +316,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                         .path = url,
                         .body = st->body ? st->body : "",
                         .body_len = st->len,
-                        .conn = c};
+                        .conn = c,
+                        .server = s};
         s->handler(s->ctx, &req, &resp);
     }
     enum MHD_Result ret = send_resp(c, &resp);
@@ -311,6 +336,52 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
         free(st->body);
         free(st);
         *con_cls = NULL;
+    }
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* MHD's accept policy: refuses a connection while max_conns are open (see the top) */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)addr;
+    (void)addrlen;
+    http_server *s = cls;
+    if (atomic_load(&s->open) < s->max_conns)
+        return MHD_YES;
+    unsigned long long n = atomic_fetch_add(&s->refused, 1) + 1;
+    /* one warning per 10 s at most, saying how many were refused since the last one */
+    int64_t now = mono_ms();
+    if (!s->warned_ms || now - s->warned_ms >= 10000) {
+        LOG(LOG_WARN,
+            "http: at the connection limit (max-conns %u): refused %llu new connection(s) "
+            "since the last warning; idle connections are closed after conn-timeout %u s",
+            s->max_conns, n - s->refused_warned, s->conn_timeout);
+        s->warned_ms = now;
+        s->refused_warned = n;
+    }
+    return MHD_NO;
+}
+
+/* MHD's connection notifications: STARTED on the accept thread, CLOSED on any */
+static void on_conn(void *cls, struct MHD_Connection *c, void **socket_context,
+                    enum MHD_ConnectionNotificationCode code)
+{
+    (void)c;
+    (void)socket_context;
+    http_server *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        unsigned n = atomic_fetch_add(&s->open, 1) + 1;
+        atomic_fetch_add(&s->accepted, 1);
+        if (n > atomic_load(&s->peak))
+            atomic_store(&s->peak, n); /* only this thread raises it */
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        atomic_fetch_sub(&s->open, 1);
     }
 }
 
@@ -345,6 +416,8 @@ cuzk_err http_server_start(http_server **out, const http_config *cfg, char *err)
         return cuzk_errf(err, CUZK_ENOMEM, "http: out of memory");
     s->fd = -1;
     s->max_body = cfg->max_body;
+    s->max_conns = cfg->max_conns ? cfg->max_conns : HTTP_DEFAULT_MAX_CONNS;
+    s->conn_timeout = cfg->conn_timeout_s ? cfg->conn_timeout_s : HTTP_DEFAULT_CONN_TIMEOUT_S;
     s->handler = cfg->handler;
     s->ctx = cfg->ctx;
     if (have_token && !(s->token = strdup(cfg->token))) {
@@ -357,10 +430,10 @@ cuzk_err http_server_start(http_server **out, const http_config *cfg, char *err)
     s->mhd = MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL |
             MHD_USE_ERROR_LOG,
-        0, NULL, NULL, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_CONNECTION_LIMIT,
-        cfg->max_conns ? cfg->max_conns : 256u, MHD_OPTION_CONNECTION_TIMEOUT, 600u,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s,
-        MHD_OPTION_END);
+        0, on_accept, s, on_request, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+        MHD_OPTION_CONNECTION_LIMIT, s->max_conns + 1u, MHD_OPTION_CONNECTION_TIMEOUT,
+        s->conn_timeout, MHD_OPTION_NOTIFY_CONNECTION, on_conn, s, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, s, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, s, MHD_OPTION_END);
     if (!s->mhd) {
         e = cuzk_errf(err, CUZK_EIO, "http: libmicrohttpd failed to start on %s", s->addr);
         goto fail;
@@ -380,6 +453,18 @@ fail:
 const char *http_server_addr(const http_server *s)
 {
     return s->addr;
+}
+
+void http_server_stats(http_stats *out, const http_server *s)
+{
+    /* the counters are atomics; http_server_stats only reads them */
+    http_server *m = (http_server *)s;
+    out->max_conns = s->max_conns;
+    out->conn_timeout_s = s->conn_timeout;
+    out->open = atomic_load(&m->open);
+    out->peak = atomic_load(&m->peak);
+    out->accepted = atomic_load(&m->accepted);
+    out->refused = atomic_load(&m->refused);
 }
 
 void http_server_stop(http_server *s)

@@ -7,7 +7,10 @@
  * checks the token when one is configured, and calls the handler with the method,
  * path and body. The handler fills an http_resp; the listener sends it. MHD runs one
  * thread per connection, so a handler may block (long-poll await) without stalling
- * other clients; the connection limit bounds those threads.
+ * other clients; the connection limit bounds those threads and their sockets: past
+ * max_conns open connections a new one is closed at once (the client reads EOF with no
+ * reply), counted and logged, and a connection that sends nothing for conn_timeout_s
+ * seconds is closed, so idle clients cannot hold the slots for ever.
  */
 #ifndef CUZK_SERVER_HTTP_H
 #define CUZK_SERVER_HTTP_H
@@ -18,6 +21,9 @@
 
 typedef struct http_server http_server;
 
+#define HTTP_DEFAULT_MAX_CONNS 256u      /* http_config.max_conns when 0 */
+#define HTTP_DEFAULT_CONN_TIMEOUT_S 30u  /* http_config.conn_timeout_s when 0 */
+
 /* One request as the handler sees it. Valid only during the handler call. */
 typedef struct http_req {
     const char *method;  /* "GET", "POST", "DELETE", ... */
@@ -25,6 +31,7 @@ typedef struct http_req {
     const char *body;    /* request body (NUL-terminated copy), "" when none */
     size_t body_len;     /* bytes in body (excluding the NUL) */
     void *conn;          /* libmicrohttpd connection (for http_req_query/http_req_header) */
+    const http_server *server; /* the listener that took it (for http_server_stats) */
 } http_req;
 
 /* The handler's answer. body is malloc'd (the listener frees it) or NULL. */
@@ -41,7 +48,8 @@ typedef struct http_config {
     const char *listen;      /* "HOST:PORT", "[V6]:PORT" or "unix:PATH"; port 0 picks a free one */
     const char *token;       /* required as "Authorization: Bearer T" when non-NULL/non-empty */
     size_t max_body;         /* bytes; larger bodies get 413 */
-    unsigned max_conns;      /* simultaneous connections (each one thread) */
+    unsigned max_conns;      /* simultaneous connections (each one thread); 0 = 256 */
+    unsigned conn_timeout_s; /* seconds a connection may send nothing before it is closed; 0 = 30 */
     http_handler_fn handler;
     void *ctx;
 } http_config;
@@ -54,6 +62,17 @@ cuzk_err http_addr_parse(const char *addr, int *is_unix, int *is_loopback, char 
  * refused (CUZK_EINVAL). The bound address (with the real port) is http_server_addr(). */
 cuzk_err http_server_start(http_server **out, const http_config *cfg, char *err);
 const char *http_server_addr(const http_server *s);
+
+/* The listener's connection counters (for /status and /metrics). */
+typedef struct http_stats {
+    unsigned max_conns;          /* the limit: connections open at once */
+    unsigned conn_timeout_s;     /* idle seconds before a connection is closed */
+    unsigned open;               /* connections open now */
+    unsigned peak;               /* most connections open at once since start */
+    unsigned long long accepted; /* connections taken since start */
+    unsigned long long refused;  /* connections closed at once because max_conns were open */
+} http_stats;
+void http_server_stats(http_stats *out, const http_server *s);
 /* Stops accepting, waits for handlers to return, closes the socket (unlinks a Unix path). */
 void http_server_stop(http_server *s);
 

@@ -3,21 +3,29 @@
  * and by raw sockets (the raw requests are the oracle for the client's framing).
  * Checks: echo of method/path/query/body, 413 past the body limit (server keeps serving),
  * 401 without the token, refusal of a non-loopback address without a token, many
- * concurrent clients, size parsing and the config file.
+ * concurrent clients, the connection limit and the idle timeout on TCP and on a Unix
+ * socket (idle sockets hold the slots, the next one is closed at once and counted, the
+ * idle ones are closed after the timeout, a handler slower than the timeout still
+ * answers), size parsing and the config file.
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "server/client.h"
 #include "server/config.h"
 #include "server/http.h"
 #include "util/check.h"
+#include "util/log.h"
 
 /* echoes "METHOD PATH q=<query q> len=<body length> body=<body>" */
 static void echo_handler(void *ctx, const http_req *req, http_resp *resp)
@@ -29,6 +37,11 @@ static void echo_handler(void *ctx, const http_req *req, http_resp *resp)
     }
     if (!strcmp(req->path, "/utf8")) {
         http_resp_error(resp, 400, "caf\xc3\xa9 \xff\xfe tab\t");
+        return;
+    }
+    if (!strcmp(req->path, "/sleep")) { /* a handler slower than the idle timeout */
+        sleep(2);
+        http_resp_text(resp, 200, "text/plain", "slept");
         return;
     }
     const char *q = http_req_query(req, "q");
@@ -169,6 +182,153 @@ static void test_tcp(void)
     CHECK(strstr(err, "cannot reach"), "unreachable message: %s", err);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* a connected socket to a listen address ("127.0.0.1:PORT" or "unix:PATH"), -1 on failure */
+static int raw_connect(const char *addr)
+{
+    int fd;
+    if (!strncmp(addr, "unix:", 5)) {
+        struct sockaddr_un su = {.sun_family = AF_UNIX};
+        snprintf(su.sun_path, sizeof su.sun_path, "%s", addr + 5);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (connect(fd, (struct sockaddr *)&su, sizeof su)) {
+            close(fd);
+            return -1;
+        }
+        return fd;
+    }
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)atoi(strrchr(addr, ':') + 1))};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa)) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* seconds until the peer closes fd (EOF or reset), at most limit_s; -1 when it did not */
+static double wait_closed(int fd, double limit_s)
+{
+    double t0 = now_s();
+    struct timeval tv = {.tv_sec = (time_t)limit_s, .tv_usec = 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    char b[256];
+    for (;;) {
+        ssize_t r = recv(fd, b, sizeof b, 0);
+        if (r == 0 || (r < 0 && errno == ECONNRESET))
+            return now_s() - t0;
+        if (r < 0)
+            return -1;
+    }
+}
+
+/* the connection limit and the idle timeout, on one listen address */
+static void test_limit_on(const char *listen)
+{
+    char err[CUZK_ERRLEN] = "";
+    http_server *s = NULL;
+    http_config cfg = {.listen = listen, .max_body = 1000, .max_conns = 3, .conn_timeout_s = 1,
+                       .handler = echo_handler};
+    CHECK(http_server_start(&s, &cfg, err) == CUZK_OK, "%s: start: %s", listen, err);
+    if (!s)
+        return;
+    char addr[160];
+    snprintf(addr, sizeof addr, "%s", http_server_addr(s));
+
+    /* a handler slower than the idle timeout is not idle: its reply arrives */
+    httpc_reply r;
+    CHECK(httpc_request(&r, addr, NULL, "GET", "/sleep", NULL, NULL, 0, 10, err) == CUZK_OK &&
+              r.status == 200 && !strcmp(r.body, "slept"),
+          "%s: reply of a 2 s handler under a 1 s idle timeout: %s", addr, err);
+    httpc_reply_free(&r);
+    http_stats st;
+    for (int i = 0; i < 100; i++) { /* the server closes its side after the reply */
+        http_server_stats(&st, s);
+        if (st.open == 0)
+            break;
+        usleep(10000);
+    }
+    CHECK(st.open == 0 && st.max_conns == 3 && st.conn_timeout_s == 1, "%s: open %u after the reply",
+          addr, st.open);
+
+    /* three idle connections (one with half a request header) take every slot */
+    int idle[3];
+    double t_idle = now_s();
+    for (int i = 0; i < 3; i++)
+        idle[i] = raw_connect(addr);
+    const char *half = "GET /never HTTP/1.1\r\nHost: x\r\n";
+    CHECK(idle[0] >= 0 && idle[1] >= 0 && idle[2] >= 0 &&
+              send(idle[2], half, strlen(half), MSG_NOSIGNAL) == (ssize_t)strlen(half),
+          "%s: idle connections", addr);
+    for (int i = 0; i < 100; i++) {
+        http_server_stats(&st, s);
+        if (st.open == 3)
+            break;
+        usleep(10000);
+    }
+    CHECK(st.open == 3 && st.peak == 3, "%s: 3 idle connections open (%u, peak %u)", addr, st.open,
+          st.peak);
+
+    /* the fourth is closed at once, without a reply, and counted; so is a request */
+    int extra = raw_connect(addr);
+    double t = extra >= 0 ? wait_closed(extra, 5) : 0;
+    CHECK(t >= 0 && t < 1.0, "%s: a connection past the limit is closed at once (after %.2f s)",
+          addr, t);
+    if (extra >= 0)
+        close(extra);
+    cuzk_err e = httpc_request(&r, addr, NULL, "GET", "/x", NULL, NULL, 0, 5, err);
+    CHECK(e == CUZK_EIO && strstr(err, "connection limit"),
+          "%s: a request past the limit fails naming the limit: %s", addr, err);
+    if (!e)
+        httpc_reply_free(&r);
+    http_server_stats(&st, s);
+    CHECK(st.open == 3 && st.peak == 3 && st.refused >= 2, "%s: open %u peak %u refused %llu",
+          addr, st.open, st.peak, st.refused);
+
+    /* the idle ones are closed after the timeout, and the server serves again */
+    for (int i = 0; i < 3; i++) {
+        double w = wait_closed(idle[i], 10);
+        double since = now_s() - t_idle;
+        CHECK(w >= 0 && since >= 0.9 && since < 8, "%s: idle connection %d closed %.2f s after "
+              "it opened (timeout 1 s)", addr, i, w >= 0 ? since : -1.0);
+        close(idle[i]);
+    }
+    /* the client sees EOF a moment before the server has reaped the connection (its thread
+       ends, then MHD's accept thread cleans up and notifies): wait for that, not longer */
+    for (int i = 0; i < 200; i++) {
+        http_server_stats(&st, s);
+        if (st.open == 0)
+            break;
+        usleep(10000);
+    }
+    CHECK(st.open == 0, "%s: timed-out connections reaped (open %u)", addr, st.open);
+    CHECK(httpc_request(&r, addr, NULL, "GET", "/y", NULL, NULL, 0, 5, err) == CUZK_OK &&
+              r.status == 200,
+          "%s: served again after the idle connections timed out: %s", addr, err);
+    httpc_reply_free(&r);
+    http_server_stats(&st, s);
+    CHECK(st.peak == 3 && st.accepted >= 5, "%s: peak %u accepted %llu", addr, st.peak,
+          st.accepted);
+    http_server_stop(s);
+}
+
+static void test_limit(void)
+{
+    log_threshold = LOG_ERROR; /* the limit's warnings are expected here */
+    test_limit_on("127.0.0.1:0");
+    char listen[80];
+    snprintf(listen, sizeof listen, "unix:/tmp/cuzk-http-limit-%d.sock", (int)getpid());
+    test_limit_on(listen);
+}
+
 static void test_token_and_unix(void)
 {
     char err[CUZK_ERRLEN] = "";
@@ -259,6 +419,7 @@ int main(void)
     test_addr_and_config();
     test_tcp();
     test_token_and_unix();
+    test_limit();
     if (failures) {
         fprintf(stderr, "http_test: %d failure(s)\n", failures);
         return 1;
