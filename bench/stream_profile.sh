@@ -6,11 +6,11 @@
 #
 #   CUZK=build/bin/cuzk bench/stream_profile.sh DIR [CAP]
 # DIR holds circuit.zkey, witness.wtns, vk.json. Configurations (env of each run):
-#   default              the sets' chunks interleaved, the h set's window bits from all its points
+#   default              the sets' chunks interleaved, window bits of one chunk
 #   sets                 CUZK_GPU_STREAM_ORDER=sets: one set after the other
-#   hbits16              CUZK_GPU_STREAM_HBITS=16: the h set with the window bits of one chunk
-#   sets,hbits16         both (the streamed pass as it was first written)
-#   job, job-hbits16     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits16
+#   hbits20              CUZK_GPU_STREAM_HBITS=20: the h set with the window bits of all its points at 2^24
+#   sets-hbits20         both
+#   job, job-hbits20     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits20
 # STREAM_PROFILE_CONFIGS picks some (default: all six); STREAM_PROFILE_REPS (2) runs of each.
 set -uo pipefail
 d=${1:?usage: stream_profile.sh DIR [CAP]}
@@ -30,13 +30,13 @@ run() { # NAME ENV... -- ARGS...
     echo "## $name (${envs[*]:-defaults}) $*"
     grep -E 'placement|streamed|median|a partition|pass of' "$d.prof-$name" | tail -8
 }
-want=" ${STREAM_PROFILE_CONFIGS:-default sets hbits16 sets-hbits16 job job-hbits16} "
+want=" ${STREAM_PROFILE_CONFIGS:-default sets hbits20 sets-hbits20 job job-hbits20} "
 has() { [[ "$want" == *" $1 "* ]]; }
 job=${STREAM_PROFILE_JOB:-10}
 has default && run default -- --repeat "$reps"
 has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
-has hbits16 && run hbits16 CUZK_GPU_STREAM_HBITS=16 -- --repeat "$reps"
-has sets-hbits16 && run sets-hbits16 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=16 -- --repeat "$reps"
+has hbits20 && run hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
+has sets-hbits20 && run sets-hbits20 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has job && run job -- --repeat 1 --batch "$job"
-has job-hbits16 && run job-hbits16 CUZK_GPU_STREAM_HBITS=16 -- --repeat 1 --batch "$job"
+has job-hbits20 && run job-hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat 1 --batch "$job"
 exit 0

@@ -298,20 +298,22 @@ msm_shape stream_shape(int i, size_t m, unsigned c)
 {
     return msm_shape_of(m, GPU_FR_BITS, c, i != ZKEY_H, 0, i == ZKEY_B2);
 }
-/* window bits of the chunks of set i when it streams cnt points: those of one MSM of all cnt
-   points, since the chunks share one bucket set and one reduction (at 2^24 points the h set
-   takes 20-bit windows, 13 of them, where a 2^22-point chunk alone would take 16 bits, 16 of
-   them). CUZK_GPU_STREAM_HBITS=c sets the h set's (a benchmark knob, 4..22). */
+/* window bits of the chunks of set i when it streams cnt points in chunks of chunk points:
+   those of one chunk's MSM (lg chunk - 6, at most 16). Windows as wide as one MSM of all cnt
+   points would take (20 bits from 2^24) cost more than they save here: on an H100 the h set of
+   a 2^24 BLS12-381 key took 196 ms a pass with 20-bit windows against 137 ms with 16, and its
+   buckets (1.3 GB a partition) halve the partitions a pass can hold. CUZK_GPU_STREAM_HBITS=c
+   sets the h set's (a benchmark knob, 4..22). */
 unsigned stream_bits(int i, size_t cnt, size_t chunk)
 {
-    (void)chunk;
     if (i == ZKEY_H) {
         const char *e = getenv("CUZK_GPU_STREAM_HBITS");
         int c = e && *e ? atoi(e) : 0;
         if (c >= 4 && c <= 22)
             return (unsigned)c;
     }
-    return msm_window_bits(cnt ? cnt : 1, i != ZKEY_H);
+    size_t m = cnt < chunk ? cnt : chunk;
+    return msm_window_bits(m ? m : 1, i != ZKEY_H);
 }
 /* bytes of set i's buckets (one partition) when it streams cnt points in chunks of chunk */
 size_t stream_set_buckets(int i, size_t cnt, size_t chunk)
