@@ -54,6 +54,9 @@
  *   +----------+
  *   A terminal job and its proofs are deleted by janitor_sweep proof_ttl_s after it finished, or
  *   fetch_grace_s after the first engine_fetch_proof; the job is then purged.
+ *   A partition whose step fails for a transient cause (disk full, device or host memory:
+ *   engine_err_transient) does not fail its job: it waits as PART_PAUSED and is retried with
+ *   backoff (engine_pause.c) while the job stays RUNNING.
  *   A DONE job goes back to QUEUED when one of its stored proofs is found damaged, by
  *   recover_one (the journal's checksum) or engine_fetch_proof (the checksum, or the pairing
  *   check against the loaded key); only the damaged partitions are proved again. A job whose

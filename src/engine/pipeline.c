@@ -21,7 +21,10 @@
  * the backend is a GPU. A partition of a job that was canceled or has failed is dropped
  * at the next stage boundary, giving back its budget, buffer and key reference. A
  * partition that fails (bad witness, backend error, proof that does not verify) is
- * retried once from the scheduler; a second failure fails the job with the reason.
+ * retried once from the scheduler; a second failure fails the job with the reason. A failure
+ * for a transient cause (no space, device or host memory exhausted: engine_err_transient)
+ * is no attempt: the partition waits in PART_PAUSED and is retried with backoff
+ * (engine_pause.c), which the dispatcher releases back into the scheduler.
  */
 #include <stdio.h>
 #include <stdlib.h>
