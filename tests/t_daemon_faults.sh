@@ -72,7 +72,7 @@ verify_dirs() {
 # ---------------------------------------------------------------- b. device memory exhausted
 export CUZK_FAULT_OOM_FILE=$tmp/device-oom.flag
 touch "$CUZK_FAULT_OOM_FILE"
-start_daemon oom --retry-max 4 || finish
+start_daemon oom --retry-max 2 || finish
 ids=()
 for j in 1 2 3; do
     id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" \
@@ -121,7 +121,7 @@ else
     mkdir -p "$D_DATA_DIR"
     # start_daemon keeps its data dir under $tmp: point it at the tmpfs through a link
     ln -s "$D_DATA_DIR" "$tmp/full"
-    start_daemon full --retry-max 1 --min-free 2M || finish
+    start_daemon full --retry-max 1 --min-free 2304K || finish
     acc=() refused=0 other=0
     for j in $(seq 1 60); do
         id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" --upload 2> "$tmp/submit.err")
