@@ -3,9 +3,10 @@
 # black box):
 #   b. device memory: with the CPU backend's fault hook on (CUZK_FAULT_OOM_FILE exists), jobs
 #      submitted with --upload are acknowledged, their partitions wait as "paused" with cause
-#      device_memory in /status, in cuzk_partitions_paused{cause="device_memory"}, in `cuzk top`
-#      and `cuzk status ID`, and are retried many times without failing their jobs; once the file
-#      is removed every job ends done with proofs that snarkjs verifies.
+#      device_memory in /status, in cuzk_partitions_paused{cause="device_memory"}, in `cuzk top`,
+#      `cuzk status ID` and the dashboard (headless Chromium, when installed), and are retried
+#      many times without failing their jobs; once the file is removed every job ends done with
+#      proofs that snarkjs verifies.
 #   a. a 3 MiB data directory (a tmpfs this suite mounts; it needs root, else the drill is
 #      skipped and the suite says so): jobs submitted with --upload until the disk has no room
 #      are each either acknowledged or refused with HTTP 507 and exit code 7 with free and
@@ -89,6 +90,19 @@ check "cuzk top shows the paused partitions and their cause" \
     eventually 20 top_shows "PAUSED: [1-6] partition.*device_memory [1-6]"
 check "cuzk status ID shows both partitions paused (device_memory)" \
     eventually 20 status_shows "${ids[0]}" "paused (device_memory" 2
+# the dashboard draws the paused partitions (headless Chromium, when installed)
+CHROME=
+for c in chromium chromium-browser google-chrome; do command -v $c > /dev/null && { CHROME=$(command -v $c); break; }; done
+if [ -n "$CHROME" ]; then
+    timeout 60 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-dev-shm-usage --no-first-run --user-data-dir="$tmp/chrome-profile" \
+        --virtual-time-budget=1500 --dump-dom "http://$D_ADDR/" > "$tmp/dom.html" 2> "$tmp/chrome.err"
+    banner=$(grep -o '<div id="paused-banner"[^>]*>[^<]*' "$tmp/dom.html")
+    check "the dashboard's banner shows the paused partitions and their cause (${banner:0:160})" \
+        bash -c '[[ "$1" =~ data-paused=\"[1-6]\" ]] && [[ "$1" == *"device memory"* ]]' _ "$banner"
+else
+    echo "note: Chromium is not installed: the dashboard's paused banner is not checked"
+fi
 # each partition fails more than twice (the limit for a permanent cause) and no job fails
 for i in $(seq 1 100); do
     api GET /status

@@ -265,7 +265,9 @@ cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *e
  *    "n_partitions","n_done","idempotency_key",
  *    "partitions":[{"index","state","attempts","error","bytes",
  *                   "stages":{"queued_ms","admit_ms","synth_ms","ready_ms","device_ms","finalize_ms"},
- *                   "device_worker"}]}   (stage values: milliseconds spent in each stage) */
+ *                   "device_worker","pauses",
+ *                   "cause","retry_in_ms"}]}   (stage values: milliseconds spent in each stage;
+ *   pauses: transient failures of the partition; cause and retry_in_ms only while "paused") */
 json_t *engine_job_json(engine *e, const char *id, char *err);
 
 /* Blocks until the job is terminal or timeout_ms passes (< 0: no limit), then fills *out.
@@ -315,11 +317,14 @@ cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
  *               "pool_bytes","free"},                                    (= bytes, cached)
  *    "gpu":[{"device","busy_ratio","busy_ratio_10s","busy_ms",
  *            "idle_gap_ms":{"no_work","budget","synthesis","finalizer","lock","copy"}}],
- *    "idle_gap_ms":{...totals over all devices...}}                                    */
+ *    "idle_gap_ms":{...totals over all devices...},
+ *    "paused":{"total","disk_full","device_memory","host_memory",       (partitions now)
+ *              "next_retry_ms","last_cause","last_error","since_start":{...by cause...}}} */
 json_t *engine_status_json(engine *e);
 
 /* Prometheus text exposition (malloc'd; caller frees): cuzk_jobs_total{kind,state},
- * cuzk_partitions_total{state}, cuzk_stage_seconds histogram{stage}, cuzk_gpu_busy_ratio,
+ * cuzk_partitions_total{state}, cuzk_partitions_paused{cause}, cuzk_partition_pauses_total{cause},
+ * cuzk_stage_seconds histogram{stage}, cuzk_gpu_busy_ratio,
  * cuzk_budget_bytes{kind=total|used}, cuzk_idle_gap_seconds_total{device,reason}, ... */
 char *engine_metrics_text(engine *e);
 
