@@ -13,7 +13,9 @@
 #      required bytes in the message; with the disk then filled up, proofs cannot be stored and
 #      their partitions wait as paused with cause disk_full (proving is held back by the device
 #      memory hook until the disk is full, so that this happens every time); once the filler is
-#      removed every acknowledged job ends done with proofs that snarkjs verifies, and none failed.
+#      removed every acknowledged job ends done with proofs that snarkjs verifies, and none failed;
+#      with the check off (--min-free 0) an upload that does not fit is refused the same way and
+#      leaves no journal record or partial file behind.
 # Usage: CUZK=bin/cuzk tests/t_daemon_faults.sh   (normally through tests/run.sh)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dashboard/daemon_helpers.sh"
@@ -177,6 +179,20 @@ else
     check "their proofs verify" verify_dirs "$BN/vk.json" "${acc[@]/#/$tmp/out-full/}"
     api GET "/v1/jobs?state=failed&limit=1000"
     check "no job failed" [ "$(jget 'j.jobs.length')" = 0 ]
+    stop_daemon
+    # --min-free 0 turns the check off: an upload whose write runs out of space is refused the
+    # same way, leaving neither a journal record nor a partial file
+    start_daemon full --retry-max 1 --min-free 0 || finish
+    dd if=/dev/zero of="$MNT/filler" bs=4k > /dev/null 2>&1
+    nw=$(ls "$D_DATA_DIR/witness" | wc -l)
+    "$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" --upload > /dev/null 2> "$tmp/submit.err"
+    rc=$?
+    check "--min-free 0 on a full disk: the upload is refused with 507 / exit 7 ($(cat "$tmp/submit.err"))" \
+        [ $rc = 7 -a "$(grep -c 'answered 507' "$tmp/submit.err")" = 1 ]
+    api GET "/v1/jobs?limit=1000"
+    check "nothing of it was journaled or left behind ($(jget 'j.jobs.length') jobs, $(ls "$D_DATA_DIR/witness" | wc -l) witness files)" \
+        [ "$(jget 'j.jobs.length')" = ${#acc[@]} -a "$(ls "$D_DATA_DIR/witness" | wc -l)" = "$nw" ]
+    rm -f "$MNT/filler"
     stop_daemon
     umount_small
 fi
