@@ -216,8 +216,13 @@ alive=0
 while read -r p; do kill -0 "$p" 2>/dev/null && alive=1; done < "$tmp/gen.pids"
 check "no generator is left running" [ $alive = 0 ]
 rm -f "$tmp/hold"
-for i in $(seq 1 60); do api GET "/v1/jobs/$tid"; [ "$CODE" = 404 ] && break; sleep 0.1; done
-n_in=$(ls "$D_DATA/input" | wc -l)
+# (the job leaves the list before the janitor unlinks its files: wait for both)
+for i in $(seq 1 60); do
+    api GET "/v1/jobs/$tid"
+    n_in=$(ls "$D_DATA/input" | wc -l)
+    [ "$CODE/$n_in" = 404/0 ] && break
+    sleep 0.1
+done
 check "the job expired (--proof-ttl) and its input file was deleted ($CODE, $n_in files)" [ "$CODE/$n_in" = 404/0 ]
 stop_daemon
 finish

@@ -8,6 +8,8 @@
  *   4  resource error: no usable GPU, out of memory, key too large for the card or budget
  *   5  server error: daemon unreachable, request refused, job canceled
  *   6  timed out
+ *   7  no space: the daemon refused a submission because its data directory is low on free
+ *      space (HTTP 507, cuzk serve --min-free), or a file could not be written (disk full)
  *   70 internal error
  */
 #ifndef CUZK_CLI_CLI_H
@@ -23,6 +25,7 @@ enum {
     EXIT_RESOURCE = 4,
     EXIT_SERVER = 5,
     EXIT_TIMEOUT = 6,
+    EXIT_NOSPACE = 7,
     EXIT_INTERNAL = 70
 };
 

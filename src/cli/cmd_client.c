@@ -96,6 +96,8 @@ static int exit_from_http(int status)
         return EXIT_RESOURCE;
     if (status == 504)
         return EXIT_TIMEOUT;
+    if (status == 507)
+        return EXIT_NOSPACE; /* the data dir lacks headroom (--min-free): nothing was accepted */
     return EXIT_SERVER;
 }
 

@@ -31,6 +31,7 @@ int cli_exit_code(cuzk_err e)
     case CUZK_ESTORE: return EXIT_SERVER;
     case CUZK_ETIMEOUT: return EXIT_TIMEOUT;
     case CUZK_EINTERNAL: return EXIT_INTERNAL;
+    case CUZK_ENOSPC: return EXIT_NOSPACE;
     }
     return EXIT_INTERNAL;
 }

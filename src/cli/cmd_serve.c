@@ -110,6 +110,8 @@ int cmd_serve(int argc, char **argv)
     ec.n_circuits = (size_t)cfg.n_circuits;
     ec.node = cfg.node;
     ec.witgen_timeout_s = cfg.witgen_timeout;
+    ec.min_free = cfg.min_free;
+    ec.retry_max_ms = (int64_t)cfg.retry_max * 1000;
 
     engine *eng = NULL;
     http_server *srv = NULL;

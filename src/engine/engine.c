@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +92,8 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.witgen_timeout_s = 600;
     if (e->cfg.batch_max <= 0)
         e->cfg.batch_max = def.batch_max;
+    if (e->cfg.retry_max_ms <= 0)
+        e->cfg.retry_max_ms = def.retry_max_ms;
     snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
     e->cfg.data_dir = e->data_dir;
     cuzk_err rc = eng_circuits_load(e, err);
@@ -137,6 +140,7 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
     pq_init(&e->sched);
     pq_init(&e->synthq);
     pq_init(&e->readyq);
+    pq_init(&e->paused);
     *out = e;
     return CUZK_OK;
 }
@@ -616,6 +620,7 @@ void engine_destroy(engine *e)
     pq_free(&e->sched);
     pq_free(&e->synthq);
     pq_free(&e->readyq);
+    pq_free(&e->paused);
     free(e->workers);
     tracker_destroy(e->trk);
     if (e->st)
@@ -637,24 +642,25 @@ static cuzk_err witness_save(engine *e, int is_input, const uint8_t *data, size_
              (long long)eng_now_us(), (int)getpid(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
-        return cuzk_errf(err, CUZK_EIO, "%s: cannot create: %s", path, strerror(errno));
+        return cuzk_errf(err, eng_errno_code(errno), "%s: cannot create: %s", path, strerror(errno));
     size_t off = 0;
     while (off < n) {
         ssize_t k = write(fd, data + off, n - off);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            cuzk_errf(err, CUZK_EIO, "%s: write failed: %s", path, strerror(errno));
+            int en = k < 0 ? errno : ENOSPC; /* a write of 0 bytes: no room */
+            cuzk_err rc = cuzk_errf(err, eng_errno_code(en), "%s: write failed: %s", path, strerror(en));
             close(fd);
             unlink(path);
-            return CUZK_EIO;
+            return rc;
         }
         off += (size_t)k;
     }
     if (fsync(fd) || close(fd)) {
-        cuzk_errf(err, CUZK_EIO, "%s: fsync failed: %s", path, strerror(errno));
+        cuzk_err rc = cuzk_errf(err, eng_errno_code(errno), "%s: fsync failed: %s", path, strerror(errno));
         unlink(path);
-        return CUZK_EIO;
+        return rc;
     }
     return CUZK_OK;
 }
@@ -665,6 +671,35 @@ static void fmt_bytes(char *out, size_t cap, uint64_t b)
         snprintf(out, cap, "%llu bytes (%.2f GiB)", (unsigned long long)b, (double)b / (1u << 30));
     else
         snprintf(out, cap, "%llu bytes (%.1f MiB)", (unsigned long long)b, (double)b / (1u << 20));
+}
+
+/* Admission: the data dir's file system must have cfg.min_free bytes free beyond what this
+ * submission writes there (uploaded witnesses, circuit inputs), else CUZK_ENOSPC with both
+ * numbers. Work that was accepted then waits out a full disk (engine_pause.c); refusing here
+ * keeps new work from filling what is left. */
+static cuzk_err admit_space(engine *e, const engine_job_spec *spec, size_t n, char *err)
+{
+    if (!e->cfg.min_free)
+        return CUZK_OK;
+    uint64_t writes = 0;
+    for (size_t i = 0; i < n; i++)
+        writes += spec->witness_data && spec->witness_data[i] ? spec->witness_sizes[i]
+                  : spec->inputs && spec->inputs[i]            ? strlen(spec->inputs[i])
+                                                               : 0;
+    struct statvfs sv;
+    if (statvfs(e->data_dir, &sv))
+        return cuzk_errf(err, CUZK_EIO, "data dir %s: statvfs: %s", e->data_dir, strerror(errno));
+    uint64_t avail = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    if (avail >= e->cfg.min_free + writes)
+        return CUZK_OK;
+    char a[64], m[64], w[64];
+    fmt_bytes(a, sizeof a, avail);
+    fmt_bytes(m, sizeof m, e->cfg.min_free);
+    fmt_bytes(w, sizeof w, writes);
+    return cuzk_errf(err, CUZK_ENOSPC,
+                     "not enough free space in the data dir %s: %s free, a submission needs %s (--min-free) "
+                     "plus %s for its files; free some space or lower --min-free",
+                     e->data_dir, a, m, w);
 }
 
 static void info_fill(const ejob *j, engine_job_info *out)
@@ -765,6 +800,8 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
     if ((rc = zkey_open(&z, zpath, err)))
         goto fail;
     z_open = 1;
+    if ((rc = admit_space(e, spec, n, err)))
+        goto fail;
     uint64_t wmax = 0;
     for (size_t i = 0; i < n; i++) {
         store_part *sp = &parts[i];

@@ -56,6 +56,9 @@
  *   +----------+
  *   A terminal job and its proofs are deleted by janitor_sweep proof_ttl_s after it finished, or
  *   fetch_grace_s after the first engine_fetch_proof; the job is then purged.
+ *   A partition whose step fails for a transient cause (disk full, device or host memory:
+ *   engine_err_transient) does not fail its job: it waits as PART_PAUSED and is retried with
+ *   backoff (engine_pause.c) while the job stays RUNNING.
  *   A DONE job goes back to QUEUED when one of its stored proofs is found damaged, by
  *   recover_one (the journal's checksum) or engine_fetch_proof (the checksum, or the pairing
  *   check against the loaded key); only the damaged partitions are proved again. A job whose
@@ -123,11 +126,28 @@ typedef enum engine_part_state {
     PART_FINALIZE = 5,  /* assemble + verify */
     PART_DONE = 6,
     PART_FAILED = 7,
-    PART_CANCELED = 8
+    PART_CANCELED = 8,
+    PART_PAUSED = 9     /* a step failed for a transient cause (engine_pause_cause): waits out
+                           its backoff, then goes back to the scheduler (engine_pause.c) */
 } engine_part_state;
 
 const char *engine_job_state_name(engine_job_state s);  /* "queued", "running", "done", ... */
-const char *engine_part_state_name(engine_part_state s);/* "queued", "admitted", "synth", ... */
+const char *engine_part_state_name(engine_part_state s);/* "queued", "admitted", "synth", ... "paused" */
+
+/* Why a partition is PART_PAUSED: a condition that clears by itself or by an operator, never
+ * a fault of the job. Such a failure does not count as an attempt; the partition is retried
+ * after 1 s, 2 s, 4 s, ... up to engine_config.retry_max_ms, for as long as it takes. */
+typedef enum engine_pause_cause {
+    PAUSE_NONE = 0,
+    PAUSE_DISK_FULL = 1,     /* "disk_full": no space to store a proof, a witness or a journal
+                                record (ENOSPC, EDQUOT, SQLITE_FULL) */
+    PAUSE_DEVICE_MEMORY = 2, /* "device_memory": the device stage ran out of device memory */
+    PAUSE_HOST_MEMORY = 3,   /* "host_memory": a host allocation failed in synthesis, or the
+                                witness generator was killed by SIGKILL (the OOM killer) */
+    PAUSE_COUNT = 4
+} engine_pause_cause;
+
+const char *engine_pause_cause_name(engine_pause_cause c); /* "none", "disk_full", ... */
 
 /* ---- configuration ---- */
 typedef enum engine_backend_choice {
@@ -169,7 +189,14 @@ typedef struct engine_config {
                                   its bases from page-locked host memory */
     int batch_max;             /* partitions of one key a GPU worker proves in one pass over a
                                   streamed key's bases, at most; default 10 (1: never batch) */
+    uint64_t min_free;         /* bytes the data dir's file system must keep free after a
+                                  submission's own files, else the submission is refused with
+                                  CUZK_ENOSPC; default ENGINE_MIN_FREE_DEFAULT, 0 = no check */
+    int64_t retry_max_ms;      /* longest wait between retries of a paused partition (the
+                                  wait starts at 1 s and doubles); default 30000 */
 } engine_config;
+
+#define ENGINE_MIN_FREE_DEFAULT ((uint64_t)256 << 20) /* bytes: room for the journal and proofs */
 
 #define ENGINE_BUDGET_MARGIN ((uint64_t)2 << 30) /* bytes left to the OS by budget auto */
 
@@ -231,7 +258,10 @@ typedef struct engine_job_spec {
  * was seen before, writes the existing job's id and sets *existed = 1 (else 0).
  * Errors: CUZK_EINVAL (bad spec, unknown circuit), CUZK_EIO/CUZK_EFORMAT (unreadable or malformed
  * file), CUZK_ECURVE (witness curve differs from the key), CUZK_EBUDGET (one partition
- * needs more than the whole budget; the message names both numbers), CUZK_ESTORE. */
+ * needs more than the whole budget; the message names both numbers), CUZK_ENOSPC (the data
+ * dir's file system has less free space than cfg.min_free plus the bytes the submission
+ * writes, or filled up while they were written; the message gives free and required bytes),
+ * CUZK_ESTORE. Nothing is journaled when it fails. */
 cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID_LEN], int *existed,
                        char *err);
 
@@ -255,7 +285,9 @@ cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *e
  *    "n_partitions","n_done","idempotency_key",
  *    "partitions":[{"index","state","attempts","error","bytes",
  *                   "stages":{"queued_ms","admit_ms","synth_ms","ready_ms","device_ms","finalize_ms"},
- *                   "device_worker"}]}   (stage values: milliseconds spent in each stage) */
+ *                   "device_worker","pauses",
+ *                   "cause","retry_in_ms"}]}   (stage values: milliseconds spent in each stage;
+ *   pauses: transient failures of the partition; cause and retry_in_ms only while "paused") */
 json_t *engine_job_json(engine *e, const char *id, char *err);
 
 /* Blocks until the job is terminal or timeout_ms passes (< 0: no limit), then fills *out.
@@ -309,11 +341,14 @@ cuzk_err engine_key_evict(engine *e, const char *zkey_path, char *err);
  *    "sizing":{"cores","synth_workers","synth_workers_auto","finalizers","finalizers_auto",
  *              "gpu_workers","queue_depth","cpu_threads"},
  *    "finalize":{"batches","proofs","largest","fallbacks","fallback_proofs","bad",
- *                "assemble_ms","verify_ms","journal_ms","queued","queue_peak"}}           */
+ *                "assemble_ms","verify_ms","journal_ms","queued","queue_peak"},
+ *    "paused":{"total","disk_full","device_memory","host_memory",       (partitions now)
+ *              "next_retry_ms","last_cause","last_error","since_start":{...by cause...}}} */
 json_t *engine_status_json(engine *e);
 
 /* Prometheus text exposition (malloc'd; caller frees): cuzk_jobs_total{kind,state},
- * cuzk_partitions_total{state}, cuzk_stage_seconds histogram{stage}, cuzk_gpu_busy_ratio,
+ * cuzk_partitions_total{state}, cuzk_partitions_paused{cause}, cuzk_partition_pauses_total{cause},
+ * cuzk_stage_seconds histogram{stage}, cuzk_gpu_busy_ratio,
  * cuzk_budget_bytes{kind=total|used}, cuzk_idle_gap_seconds_total{device,reason}, ... */
 char *engine_metrics_text(engine *e);
 

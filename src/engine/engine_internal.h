@@ -89,6 +89,14 @@ typedef struct epart {
     unsigned batch;             /* partitions proved in its device stage's pass over a streamed
                                    key's bases (1: alone), last attempt */
     struct epart *fq_next;      /* next in its finalize queue (fq_mu), NULL at the tail */
+    /* transient faults (engine_pause.c; e->mu) */
+    engine_pause_cause pause;   /* why it is PART_PAUSED (PAUSE_NONE otherwise); the cause of its
+                                   last transient failure stays in last_pause */
+    engine_pause_cause last_pause;
+    int pauses;                 /* transient failures in a row (backoff exponent); 0 after a
+                                   partition's proof is stored */
+    int pauses_total;           /* transient failures in all */
+    int64_t resume_ms;          /* unix ms when a PART_PAUSED partition goes back to the scheduler */
 } epart;
 
 /* a finalize queue: a singly linked list through epart.fq_next (fq_mu) */
@@ -170,6 +178,9 @@ struct engine {
     size_t n_jobs, cap_jobs;
     pqueue sched;               /* QUEUED partitions */
     pqueue synthq;              /* ADMITTED partitions */
+    pqueue paused;              /* PAUSED partitions (priority order; each has its resume_ms) */
+    int n_paused[PAUSE_COUNT];  /* PAUSED partitions by cause (e->mu) */
+    uint64_t pauses_total[PAUSE_COUNT]; /* transient failures by cause, since start (e->mu) */
     uint64_t seq;
     ekey *keys;                 /* key cache (unordered list) */
     _Atomic int running;        /* threads should keep going (read without e->mu by queue waiters) */
@@ -238,6 +249,10 @@ struct engine {
     witgen_circuit *circuits;
     size_t n_circuits;
     char node[ENGINE_PATH_MAX]; /* resolved node program ("" when no circuit needs it) */
+
+    /* the latest transient failure, for /status (e->mu) */
+    engine_pause_cause pause_cause;
+    char pause_msg[CUZK_ERRLEN];
 };
 
 /* ---- time ---- */
@@ -294,6 +309,37 @@ cuzk_err eng_witgen_partition(engine *e, epart *p, char *out, size_t cap, char *
 /* removes generated witnesses a crash left behind (engine_start, before any worker) */
 void eng_witgen_sweep(engine *e);
 
+/* ---- engine_pause.c: transient faults ---- */
+/* Where a partition's step failed, for the classification of its error. */
+typedef enum eng_step {
+    STEP_KEY = 0,      /* loading its proving key (never transient: the key is marked failed) */
+    STEP_SYNTH = 1,    /* witness (upload, generator) and a/b/c */
+    STEP_DEVICE = 2,   /* h and the MSMs */
+    STEP_FINALIZE = 3  /* assembly, self-check, storing the proof */
+} eng_step;
+/* The one place that tells a transient failure from a permanent one: the pause cause of a
+ * step's error, or PAUSE_NONE when it should count as a failed attempt (a bad witness, a key
+ * mismatch, a proof that fails its self-check, a device error other than memory). */
+engine_pause_cause engine_err_transient(cuzk_err rc, eng_step step);
+/* CUZK_ENOSPC for ENOSPC and EDQUOT, CUZK_EIO otherwise (file writes into the data dir) */
+cuzk_err eng_errno_code(int en);
+/* 1 when the data dir's file system has fewer than `need` bytes free for us */
+int eng_disk_short(engine *e, uint64_t need);
+/* Parks a partition whose step failed for `cause` (resources already released, e->mu held):
+ * PART_PAUSED until its backoff (1 s doubling to cfg.retry_max_ms) has passed. */
+void pause_park_locked(engine *e, epart *p, engine_pause_cause cause, const char *msg);
+/* Moves the partitions whose backoff has passed to the scheduler (e->mu held); returns ms
+ * until the next one is due, or -1 when none is paused. */
+int64_t pause_release_due_locked(engine *e);
+/* A step that the cause stopped succeeded again (a proof was stored: the disk has room; a
+ * device stage ran: the device has memory): the partitions paused for it are retried now
+ * (e->mu held). */
+void pause_condition_cleared_locked(engine *e, engine_pause_cause cause);
+/* removes a stopping job's paused partitions (e->mu held) */
+void pause_remove_job_locked(engine *e, ejob *j);
+/* {"total","disk_full","device_memory","host_memory","next_retry_ms","causes":[...]} (e->mu held) */
+json_t *pause_summary_json_locked(engine *e);
+
 /* ---- pipeline.c ---- */
 cuzk_err pipeline_start(engine *e, char *err);
 void pipeline_stop(engine *e);
@@ -306,7 +352,7 @@ void pipeline_release(engine *e, epart *p);
 /* for finalize.c, e->mu NOT held: a partition that failed (retried once from the scheduler,
  * then its job fails), one dropped because its job stops, the end of its current stage, and a
  * worker's state for /status */
-void pipeline_part_fail(engine *e, epart *p, const char *msg);
+void pipeline_part_fail(engine *e, epart *p, cuzk_err rc, const char *msg);
 void pipeline_part_drop(engine *e, epart *p);
 void pipeline_stage_end(engine *e, epart *p, trk_stage s);
 void pipeline_worker_set(eworker *w, int state, epart *p);

@@ -53,6 +53,13 @@ static json_t *job_json_locked(engine *e, const ejob *j, int with_parts)
            failure runs on another logical device when there is one */
         json_object_set_new(po, "device", json_integer(p->dev));
         json_object_set_new(po, "batch", json_integer(p->batch ? p->batch : 1));
+        /* transient faults (engine_pause.c): while paused, why and when it is retried */
+        json_object_set_new(po, "pauses", json_integer(p->pauses_total));
+        if (p->state == PART_PAUSED) {
+            int64_t in = p->resume_ms - now / 1000;
+            json_object_set_new(po, "cause", json_string(engine_pause_cause_name(p->pause)));
+            json_object_set_new(po, "retry_in_ms", json_integer(in > 0 ? in : 0));
+        }
         json_array_append_new(parts, po);
     }
     json_object_set_new(o, "partitions", parts);
@@ -202,6 +209,7 @@ json_t *engine_status_json(engine *e)
                         json_pack("{s:I,s:I,s:I,s:I}", "partitions_done", (json_int_t)e->parts_total[PART_DONE],
                                   "partitions_failed", (json_int_t)e->parts_total[PART_FAILED], "retries",
                                   (json_int_t)e->retries, "verify_failures", (json_int_t)e->verify_failures));
+    json_object_set_new(o, "paused", pause_summary_json_locked(e));
     pthread_mutex_unlock(&e->mu);
 
     json_t *workers = json_array();
@@ -346,6 +354,16 @@ char *engine_metrics_text(engine *e)
     mb_printf(&b, "# HELP cuzk_queue_depth Partitions waiting per queue.\n# TYPE cuzk_queue_depth gauge\n"
                   "cuzk_queue_depth{queue=\"scheduler\"} %zu\ncuzk_queue_depth{queue=\"synthesis\"} %zu\n",
               pq_size(&e->sched), pq_size(&e->synthq));
+    mb_printf(&b, "# HELP cuzk_partitions_paused Partitions waiting out a transient fault, by cause.\n"
+                  "# TYPE cuzk_partitions_paused gauge\n");
+    for (int c = PAUSE_NONE + 1; c < PAUSE_COUNT; c++)
+        mb_printf(&b, "cuzk_partitions_paused{cause=\"%s\"} %d\n", engine_pause_cause_name((engine_pause_cause)c),
+                  e->n_paused[c]);
+    mb_printf(&b, "# HELP cuzk_partition_pauses_total Transient failures (partition paused), by cause.\n"
+                  "# TYPE cuzk_partition_pauses_total counter\n");
+    for (int c = PAUSE_NONE + 1; c < PAUSE_COUNT; c++)
+        mb_printf(&b, "cuzk_partition_pauses_total{cause=\"%s\"} %" PRIu64 "\n",
+                  engine_pause_cause_name((engine_pause_cause)c), e->pauses_total[c]);
     pthread_mutex_unlock(&e->mu);
     pthread_mutex_lock(&e->rq_mu);
     mb_printf(&b, "cuzk_queue_depth{queue=\"device\"} %zu\n", pq_size(&e->readyq));

@@ -3,8 +3,11 @@
  * node_modules is installed), public signals equal snarkjs's public.json, a critical job
  * overtakes a backlog, a tight budget is never exceeded, an oversized partition and a
  * witness of the wrong curve are refused at submit, cancel, idempotency keys, a
- * partition that fails twice fails its job, jobs survive a restart of the engine, and a
- * stored proof found damaged when it is fetched is never handed out but proved again.
+ * partition that fails twice fails its job, jobs survive a restart of the engine, a
+ * stored proof found damaged when it is fetched is never handed out but proved again, a
+ * device out of memory pauses a partition (retried past the two attempts of a permanent
+ * failure) instead of failing its job, and a data dir short of --min-free refuses a
+ * submission before anything is journaled.
  * Run from the repository root (make test does). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +108,91 @@ static void squash(char *s)
         if (*s != ' ' && *s != '\n' && *s != '\r' && *s != '\t')
             *o++ = *s;
     *o = 0;
+}
+
+/* Transient faults. CUZK_FAULT_OOM=3 fails the first three device-stage calls of the process
+ * (the CPU backend's hook, read at its first call: this test runs first) as a GPU out of memory
+ * does; the partition is paused three times, each not counting as an attempt, and its job ends
+ * done with a proof that snarkjs accepts. Then a data dir that cannot keep min_free bytes free
+ * refuses an upload with CUZK_ENOSPC, free and required bytes in the message, and journals
+ * nothing. */
+static void test_transient(void)
+{
+    setenv("CUZK_FAULT_OOM", "3", 1);
+    engine_config cfg;
+    engine_config_defaults(&cfg);
+    char dir[256], err[CUZK_ERRLEN], id[ENGINE_ID_LEN];
+    snprintf(dir, sizeof dir, "%s/transient", tmpdir);
+    cfg.data_dir = dir;
+    cfg.backend = ENGINE_BACKEND_CPU;
+    cfg.cpu_threads = 1;
+    cfg.retry_max_ms = 100;
+    cfg.min_free = (uint64_t)1 << 62; /* more than any disk: every upload is refused */
+    engine *e = NULL;
+    cuzk_err rc = engine_create(&e, &cfg, err);
+    if (!rc)
+        rc = engine_start(e, err);
+    CHECK(!rc, "engine start: %s", err);
+    if (rc) {
+        engine_destroy(e);
+        return;
+    }
+    /* by path: nothing is written to the data dir, and min_free still applies */
+    rc = submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    CHECK(rc == CUZK_ENOSPC && strstr(err, "free") && strstr(err, "--min-free"), "min_free: rc %d %s", rc, err);
+    json_t *l = engine_list(e, NULL, 0);
+    CHECK(json_array_size(l) == 0, "a refused submission was journaled (%zu jobs)", json_array_size(l));
+    json_decref(l);
+    engine_destroy(e);
+
+    cfg.min_free = 0;
+    e = NULL;
+    rc = engine_create(&e, &cfg, err);
+    if (!rc)
+        rc = engine_start(e, err);
+    CHECK(!rc, "engine start: %s", err);
+    if (rc) {
+        engine_destroy(e);
+        return;
+    }
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
+    engine_job_info info;
+    rc = engine_wait(e, id, 60000, &info, err);
+    CHECK(!rc && info.state == JOB_DONE, "after 3 device OOMs: state %s %s", engine_job_state_name(info.state),
+          info.error);
+    json_t *jj = engine_job_json(e, id, err);
+    json_t *p0 = json_array_get(json_object_get(jj, "partitions"), 0);
+    CHECK(json_integer_value(json_object_get(p0, "pauses")) == 3 && json_integer_value(json_object_get(p0, "attempts")) == 1,
+          "pauses %lld attempts %lld", (long long)json_integer_value(json_object_get(p0, "pauses")),
+          (long long)json_integer_value(json_object_get(p0, "attempts")));
+    json_decref(jj);
+    json_t *st = engine_status_json(e);
+    json_t *pz = json_object_get(st, "paused");
+    CHECK(json_integer_value(json_object_get(pz, "total")) == 0 &&
+              json_integer_value(json_object_get(json_object_get(pz, "since_start"), "device_memory")) == 3 &&
+              !strcmp(json_string_value(json_object_get(pz, "last_cause")), "device_memory"),
+          "status paused summary");
+    json_decref(st);
+    char *m = engine_metrics_text(e);
+    CHECK(m && strstr(m, "cuzk_partitions_paused{cause=\"device_memory\"} 0") &&
+              strstr(m, "cuzk_partition_pauses_total{cause=\"device_memory\"} 3"),
+          "paused metrics");
+    free(m);
+    char *proof = NULL, *pub = NULL;
+    CHECK(!engine_fetch_proof(e, id, 0, &proof, &pub, err), "fetch: %s", err);
+    if (proof && have_snarkjs()) {
+        char pp[300], pu[300], cmd[1200];
+        snprintf(pp, sizeof pp, "%s/proof-oom.json", tmpdir);
+        snprintf(pu, sizeof pu, "%s/public-oom.json", tmpdir);
+        write_file(pp, proof);
+        write_file(pu, pub);
+        snprintf(cmd, sizeof cmd,
+                 "node_modules/.bin/snarkjs groth16 verify tests/data/bn128/merkle/vk.json %s %s >/dev/null 2>&1", pu, pp);
+        CHECK(system(cmd) == 0, "snarkjs rejected the proof made after the device OOMs");
+    }
+    free(proof);
+    free(pub);
+    engine_destroy(e);
 }
 
 static void test_prove_and_verify(void)
@@ -530,7 +618,8 @@ int main(void)
     struct {
         const char *name;
         void (*fn)(void);
-    } tests[] = {{"auto sizing", test_sizing_auto}, {"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
+    } tests[] = {{"transient faults", test_transient}, /* first: CUZK_FAULT_OOM counts from the first call */
+                 {"auto sizing", test_sizing_auto}, {"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
                  {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys},
                  {"damaged proofs", test_damaged_proof}};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

@@ -105,6 +105,12 @@ cuzk_err eng_witgen_partition(engine *e, epart *p, char *out, size_t cap, char *
     cuzk_err rc = witgen_run(j->gen, &o, p->witness, out, err);
     if (rc)
         unlink(out);
+    /* a generator that failed on a data dir without room for its witness: no space, not a
+       bad input (the engine waits until there is room) */
+    if (rc == CUZK_EINVAL && eng_disk_short(e, witgen_wtns_bytes(p->key->z.n_vars))) {
+        cuzk_err_prefix(err, "no room for the witness in %s", e->data_dir);
+        rc = CUZK_ENOSPC;
+    }
     return rc;
 }
 

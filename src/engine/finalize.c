@@ -20,7 +20,8 @@
  *      and n final exponentiations one by one); only when that check fails is each proof
  *      verified alone, to find the bad ones;
  *   3. journals each good proof and counts its partition done; a bad proof's partition takes
- *      the common failure path (pipeline_part_fail: proved again once, then its job fails).
+ *      the common failure path (pipeline_part_fail: a transient cause such as a full disk pauses
+ *      it, see engine_pause.c; otherwise it is proved again once, then its job fails).
  * e->mu is taken only for counters and the partition's state, after the work. The batch's
  * timings and sizes are counted in e->fin (/status "finalize", /metrics).
  */
@@ -174,6 +175,11 @@ static void final_done(eworker *w, epart *p)
     pipeline_release(e, p);
     pthread_mutex_lock(&e->mu);
     pipeline_stage_end(e, p, STAGE_FINALIZE);
+    if (p->pauses) {
+        /* it had been paused and its proof is stored now: what paused it has cleared */
+        p->pauses = 0;
+        pause_condition_cleared_locked(e, p->last_pause);
+    }
     int last = 0;
     if (job_stopping(j)) {
         /* canceled (or failed) while this one was being finalized: it does not count */
@@ -196,7 +202,7 @@ static void final_done(eworker *w, epart *p)
 static void final_fail(engine *e, epart *p, cuzk_err rc, const char *err)
 {
     atomic_fetch_sub(&e->n_final, 1);
-    pipeline_part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+    pipeline_part_fail(e, p, rc, err[0] ? err : cuzk_strerror(rc));
 }
 
 /* Finalizes n partitions of one key (final_take_locked), holding no lock while it works. */

@@ -11,7 +11,8 @@ static const char *const kind_names[KIND_COUNT] = {"porep", "snap", "window-post
 static const char *const prio_names[PRIO_COUNT] = {"low", "normal", "high", "critical"};
 static const char *const job_state_names[] = {"queued", "running", "done", "failed", "canceled"};
 static const char *const part_state_names[] = {"queued", "admitted", "synth", "ready", "device",
-                                               "finalize", "done", "failed", "canceled"};
+                                               "finalize", "done", "failed", "canceled", "paused"};
+static const char *const pause_names[PAUSE_COUNT] = {"none", "disk_full", "device_memory", "host_memory"};
 
 const char *engine_kind_name(engine_kind k)
 {
@@ -59,7 +60,12 @@ const char *engine_job_state_name(engine_job_state s)
 
 const char *engine_part_state_name(engine_part_state s)
 {
-    return (unsigned)s <= PART_CANCELED ? part_state_names[s] : "unknown";
+    return (unsigned)s <= PART_PAUSED ? part_state_names[s] : "unknown";
+}
+
+const char *engine_pause_cause_name(engine_pause_cause c)
+{
+    return (unsigned)c < PAUSE_COUNT ? pause_names[c] : "unknown";
 }
 
 int engine_backend_from_name(const char *name, engine_backend_choice *out)
@@ -87,6 +93,8 @@ void engine_config_defaults(engine_config *cfg)
     cfg->proof_ttl_s = 86400;
     cfg->fetch_grace_s = 600;
     cfg->batch_max = 10;
+    cfg->min_free = ENGINE_MIN_FREE_DEFAULT;
+    cfg->retry_max_ms = 30000;
 }
 
 static int clamp_int(int v, int lo, int hi)

@@ -22,7 +22,10 @@
  * the backend is a GPU. A partition of a job that was canceled or has failed is dropped
  * at the next stage boundary, giving back its budget, buffer and key reference. A
  * partition that fails (bad witness, backend error, proof that does not verify) is
- * retried once from the scheduler; a second failure fails the job with the reason.
+ * retried once from the scheduler; a second failure fails the job with the reason. A failure
+ * for a transient cause (no space, device or host memory exhausted: engine_err_transient)
+ * is no attempt: the partition waits in PART_PAUSED and is retried with backoff
+ * (engine_pause.c), which the dispatcher releases back into the scheduler.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,11 +152,15 @@ void pipeline_remove_job_locked(engine *e, ejob *j)
     rm_ctx c = {j, e};
     pq_remove_if(&e->sched, rm_pred, removed_from_sched, &c);
     pq_remove_if(&e->synthq, rm_pred, removed_from_synthq, &c);
+    pause_remove_job_locked(e, j);
     budget_kick(&e->bud);
     pthread_cond_signal(&e->cv_sched);
 }
 
-static void part_fail(engine *e, epart *p, const char *msg)
+/* A partition's step failed with rc at `step`: a transient cause (engine_err_transient) parks
+ * it (engine_pause.c) and does not count as an attempt; a permanent one is retried once from
+ * the scheduler, and fails the job the second time. */
+static void part_fail(engine *e, epart *p, cuzk_err rc, eng_step step, const char *msg)
 {
     release_memory(e, p);
     pthread_mutex_lock(&e->mu);
@@ -162,6 +169,15 @@ static void part_fail(engine *e, epart *p, const char *msg)
     snprintf(p->error, sizeof p->error, "%s", msg);
     if (job_stopping(j)) {
         p->state = PART_CANCELED;
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    engine_pause_cause cause = engine_err_transient(rc, step);
+    if (cause != PAUSE_NONE) {
+        if (e->running)
+            pause_park_locked(e, p, cause, msg);
+        else
+            p->state = PART_CANCELED; /* stopping: redone after the restart, as the journal says */
         pthread_mutex_unlock(&e->mu);
         return;
     }
@@ -198,10 +214,15 @@ static void *dispatcher_main(void *arg)
     engine *e = w->e;
     pthread_mutex_lock(&e->mu);
     while (e->running) {
+        /* paused partitions whose backoff has passed go back to the scheduler first */
+        int64_t next_resume = pause_release_due_locked(e);
         epart *p = pq_peek(&e->sched);
         if (!p) {
             worker_set(w, 0, NULL);
-            pthread_cond_wait(&e->cv_sched, &e->mu);
+            if (next_resume < 0)
+                pthread_cond_wait(&e->cv_sched, &e->mu);
+            else
+                timed_wait_ms(&e->cv_sched, &e->mu, (int)(next_resume < 1 ? 1 : next_resume > 1000 ? 1000 : next_resume));
             continue;
         }
         ejob *j = p->job;
@@ -303,12 +324,15 @@ static void *dispatcher_main(void *arg)
 
 /* ---- synthesis ---- */
 
-static cuzk_err synthesize(engine *e, epart *p, char *err)
+/* *step says where it failed: STEP_KEY while the key loads, STEP_SYNTH after */
+static cuzk_err synthesize(engine *e, epart *p, eng_step *step, char *err)
 {
     ekey *k = p->key;
+    *step = STEP_KEY;
     cuzk_err rc = key_ensure(e, k, err);
     if (rc)
         return rc;
+    *step = STEP_SYNTH;
     const zkey_file *z = &k->z;
     size_t ws_bytes = groth16_ws_size(z), wbytes = 32 * (size_t)z->n_vars;
     if (ws_bytes + wbytes != p->buf_size)
@@ -333,6 +357,10 @@ static cuzk_err synthesize(engine *e, epart *p, char *err)
         if (!(rc = zkey_check_witness(z, &w, err)) && !(rc = groth16_public_from_wtns(&p->pub, z, &w, err)))
             memcpy(p->buf + ws_bytes, w.values, wbytes);
         wtns_close(&w);
+    } else if (p->job->gen && eng_disk_short(e, witgen_wtns_bytes(z->n_vars))) {
+        /* the generator's witness was cut short by a full data dir: no space, not a bad input */
+        cuzk_err_prefix(err, "no room for the witness in %s", e->data_dir);
+        rc = CUZK_ENOSPC;
     }
     if (p->job->gen)
         unlink(gen_path); /* copied into the workspace: a retry generates it again */
@@ -376,14 +404,15 @@ static void *synth_main(void *arg)
         }
         int64_t t0 = eng_now_us();
         err[0] = 0;
-        cuzk_err rc = synthesize(e, p, err);
+        eng_step step;
+        cuzk_err rc = synthesize(e, p, &step, err);
         atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
         if (rc) {
             atomic_fetch_sub(&e->n_presynth, 1);
             if (!e->running)
                 part_drop(e, p); /* stopped by the shutdown (a witness generator is killed): redone after restart */
             else
-                part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+                part_fail(e, p, rc, step, err[0] ? err : cuzk_strerror(rc));
             continue;
         }
         stage_end(e, p, STAGE_SYNTH, -1, -1);
@@ -628,8 +657,9 @@ static int device_done(eworker *w, epart *p, cuzk_err rc, const char *err, int64
         if (job_stopping(p->job)) {
             part_drop(e, p);
         } else {
-            p->avoid_dev = d;
-            part_fail(e, p, err[0] ? err : cuzk_strerror(rc));
+            /* out of device memory is no fault of the device: the retry may run there again */
+            p->avoid_dev = rc == CUZK_ENOMEM ? -1 : d;
+            part_fail(e, p, rc, STEP_DEVICE, err[0] ? err : cuzk_strerror(rc));
         }
         return 0;
     }
@@ -821,7 +851,7 @@ static void *device_main(void *arg)
 
 /* ---- for the finalizers (finalize.c) ---- */
 
-void pipeline_part_fail(engine *e, epart *p, const char *msg) { part_fail(e, p, msg); }
+void pipeline_part_fail(engine *e, epart *p, cuzk_err rc, const char *msg) { part_fail(e, p, rc, STEP_FINALIZE, msg); }
 void pipeline_part_drop(engine *e, epart *p) { part_drop(e, p); }
 void pipeline_stage_end(engine *e, epart *p, trk_stage s) { stage_end(e, p, s, -1, -1); }
 void pipeline_worker_set(eworker *w, int state, epart *p) { worker_set(w, state, p); }

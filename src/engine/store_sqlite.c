@@ -19,6 +19,7 @@
  */
 #include "engine/store.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,11 +147,16 @@ int sq_rc_damaged(int rc)
     return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
 }
 
+/* A full file system or quota (SQLITE_FULL, or an I/O error whose errno is ENOSPC or EDQUOT)
+ * is CUZK_ENOSPC, a condition the engine waits out; damage is CUZK_EFORMAT; the rest
+ * CUZK_ESTORE. */
 static cuzk_err sq_fail(sq *q, char *err, const char *what)
 {
-    int rc = sqlite3_extended_errcode(q->db);
-    return cuzk_errf(err, sq_rc_damaged(rc) ? CUZK_EFORMAT : CUZK_ESTORE, "journal: %s: %s", what,
-                     sqlite3_errmsg(q->db));
+    int rc = sqlite3_extended_errcode(q->db), sys = sqlite3_system_errno(q->db);
+    cuzk_err code = sq_rc_damaged(rc) ? CUZK_EFORMAT : CUZK_ESTORE;
+    if ((rc & 0xff) == SQLITE_FULL || ((rc & 0xff) == SQLITE_IOERR && (sys == ENOSPC || sys == EDQUOT)))
+        code = CUZK_ENOSPC;
+    return cuzk_errf(err, code, "journal: %s: %s", what, sqlite3_errmsg(q->db));
 }
 
 static void copy_text(char *dst, size_t cap, const unsigned char *src)

@@ -335,6 +335,12 @@ cuzk_err witgen_run(const witgen_circuit *c, const witgen_opts *o, const char *i
                          c->name, (long long)(o->timeout_ms / 1000), msg);
     if (why == CUZK_ECANCELED)
         return cuzk_errf(err, CUZK_ECANCELED, "circuit %s: witness generator stopped (job canceled or daemon stopping)", c->name);
+    /* SIGKILL that we did not send: the kernel's OOM killer (or an operator), a condition of
+       the host, not of the input; the engine retries it later (engine_err_transient) */
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+        return cuzk_errf(err, CUZK_ENOMEM,
+                         "circuit %s: witness generator killed by SIGKILL (out of memory? the kernel's OOM killer): %s",
+                         c->name, msg);
     if (WIFSIGNALED(status))
         return cuzk_errf(err, CUZK_EINVAL, "circuit %s: witness generator killed by signal %d: %s", c->name,
                          WTERMSIG(status), msg);

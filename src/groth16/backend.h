@@ -149,6 +149,13 @@ struct cuzk_backend {
 /* CPU backend: threads <= 0 means all online CPUs. */
 cuzk_backend *cpu_backend_create(cuzk_curve_id curve, int threads, char *err);
 
+/* Test hook of the CPU backend's device-stage calls (compute_h, msm_all, msm_batch), which
+ * then fail with CUZK_ENOMEM as a GPU out of device memory does: CUZK_FAULT_OOM=N fails the
+ * next N calls (of the whole process), and CUZK_FAULT_OOM_FILE=PATH fails every call while
+ * PATH exists (a test clears the condition by removing it). CUZK_OK when neither applies.
+ * Never set in production. */
+cuzk_err cpu_fault_oom(char *err);
+
 /* CUDA backend: NULL with CUZK_ENODEV-style message when no GPU is usable or the
  * build has no CUDA. device is the CUDA ordinal. */
 cuzk_backend *gpu_backend_create(cuzk_curve_id curve, int device, char *err);

@@ -173,6 +173,9 @@ static cuzk_err cpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *
     cpu_impl *impl = be->impl;
     const cpu_key *k = ks;
     unsigned log_n = k->z->log_domain;
+    cuzk_err f = cpu_fault_oom(err);
+    if (f)
+        return f;
     if (log_n + 1 > FR_TWO_ADICITY)
         return cuzk_errf(err, CUZK_EINVAL, "domain 2^%u too large for this curve", log_n);
     fr_t shift;
@@ -190,7 +193,9 @@ static cuzk_err cpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *
 
 static cuzk_err cpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
-    (void)err;
+    cuzk_err f = cpu_fault_oom(err);
+    if (f)
+        return f;
     cpu_impl *impl = be->impl;
     const cpu_key *k = ks;
     const zkey_file *z = k->z;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -331,6 +332,25 @@ cuzk_err groth16_vk_from_zkey(cuzk_vk *out, uint8_t *alphabeta, const zkey_file 
     if (z->curve->id == CURVE_BN254)
         return bn254_vk_from_zkey(out, alphabeta, z, err);
     return bls12_381_vk_from_zkey(out, alphabeta, z, err);
+}
+
+cuzk_err cpu_fault_oom(char *err)
+{
+    static _Atomic long left = -2; /* CUZK_FAULT_OOM calls still to fail; -2 before it is read */
+    long expect = -2;
+    if (atomic_load(&left) == -2) {
+        const char *v = getenv("CUZK_FAULT_OOM");
+        atomic_compare_exchange_strong(&left, &expect, v && *v ? atol(v) : 0);
+    }
+    long n = atomic_load(&left);
+    while (n > 0 && !atomic_compare_exchange_weak(&left, &n, n - 1))
+        ;
+    if (n > 0)
+        return cuzk_errf(err, CUZK_ENOMEM, "cpu: device memory exhausted (injected: CUZK_FAULT_OOM, %ld more)", n - 1);
+    const char *f = getenv("CUZK_FAULT_OOM_FILE");
+    if (f && *f && access(f, F_OK) == 0)
+        return cuzk_errf(err, CUZK_ENOMEM, "cpu: device memory exhausted (injected: CUZK_FAULT_OOM_FILE %s exists)", f);
+    return CUZK_OK;
 }
 
 cuzk_backend *cpu_backend_create(cuzk_curve_id curve, int threads, char *err)

@@ -102,6 +102,7 @@ int api_status_from_err(cuzk_err e)
     case CUZK_EDEVICE: return 503;
     case CUZK_EVERIFY:
     case CUZK_EINTERNAL: return 500;
+    case CUZK_ENOSPC: return 507; /* Insufficient Storage: the data dir lacks headroom */
     }
     return 500;
 }

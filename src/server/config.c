@@ -78,6 +78,13 @@ static const opt_def opts[] = {
     {"batch-max", OPT_INT, F(batch_max), "10", "1..16", "N",
      "partitions of one streamed key proved in one pass over its bases, at most (what is ready, "
      "within --gpu-mem; never a critical partition)"},
+    {"min-free", OPT_SIZE, F(min_free), "256M", NULL, "SIZE",
+     "free space the data directory's file system must keep beyond a submission's own files "
+     "(uploaded witnesses, inputs); a submission that would leave less is refused with HTTP 507. "
+     "0 = no check"},
+    {"retry-max", OPT_INT, F(retry_max), "30", "1..3600", "SECONDS",
+     "longest wait between retries of a partition paused by a transient fault (disk full, device "
+     "or host memory exhausted); the wait starts at 1 s and doubles"},
 };
 #define N_OPTS (sizeof opts / sizeof opts[0])
 

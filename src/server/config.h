@@ -41,6 +41,8 @@ typedef struct serve_config {
     int witgen_timeout;    /* seconds one witness generator may run */
     uint64_t gpu_mem;      /* device memory the keys of each GPU may use; 0 = the card's */
     int batch_max;         /* partitions of a streamed key proved in one pass over its bases, at most */
+    uint64_t min_free;     /* bytes the data dir must keep free beyond a submission's files; 0 = no check */
+    int retry_max;         /* seconds, longest wait between retries of a paused partition */
 } serve_config;
 
 void serve_config_defaults(serve_config *c);

@@ -43,8 +43,8 @@ static void ms_text(char *out, size_t cap, double ms)
 
 static void partition_states(FILE *f, json_t *parts)
 {
-    /* one letter per partition: q a s r D f + x c (queued admitted synth ready device
-       finalize done failed canceled) */
+    /* one letter per partition: q a s r D f + x c p (queued admitted synth ready device
+       finalize done failed canceled paused) */
     size_t i;
     json_t *p;
     json_array_foreach(parts, i, p)
@@ -60,6 +60,7 @@ static void partition_states(FILE *f, json_t *parts)
         else if (!strcmp(s, "done")) c = '+';
         else if (!strcmp(s, "failed")) c = 'x';
         else if (!strcmp(s, "canceled")) c = 'c';
+        else if (!strcmp(s, "paused")) c = 'p';
         fputc(c, f);
         if (i >= 63) {
             fputs("...", f);
@@ -117,6 +118,15 @@ void view_status(FILE *f, json_t *st, int width)
             num(q, "scheduler"), num(q, "ready"), num(q, "ready_limit"), num(q, "finalize"),
             num(jc, "queued"), num(jc, "running"), num(jc, "done"), num(jc, "failed"),
             num(jc, "canceled"));
+    /* partitions waiting out a transient fault (engine_pause.c), by cause */
+    json_t *pz = json_object_get(st, "paused");
+    if (num(pz, "total") > 0) {
+        ms_text(a, sizeof a, num(pz, "next_retry_ms"));
+        fprintf(f, "PAUSED: %.0f partition(s) wait out a transient fault (disk_full %.0f, device_memory %.0f, "
+                   "host_memory %.0f); next retry in %s\n  last: %s\n",
+                num(pz, "total"), num(pz, "disk_full"), num(pz, "device_memory"), num(pz, "host_memory"), a,
+                str(pz, "last_error"));
+    }
     json_t *buf = json_object_get(st, "buffers");
     char pb[32];
     size_format(a, sizeof a, (uint64_t)num(buf, "pool_bytes"));
@@ -145,7 +155,7 @@ void view_status(FILE *f, json_t *st, int width)
     json_t *act = json_object_get(st, "active");
     if (json_array_size(act)) {
         fprintf(f, "\n%-12s %-13s %-9s %-9s %-7s %s\n", "JOB", "KIND", "PRIORITY", "STATE", "DONE",
-                "PARTITIONS (q a s r D f + x c)");
+                "PARTITIONS (q a s r D f + x c p)");
         json_t *j;
         json_array_foreach(act, i, j)
         {
@@ -190,6 +200,12 @@ void view_job(FILE *f, json_t *j)
             fprintf(f, " %9s", t);
         }
         const char *pe = str(p, "error");
-        fprintf(f, "  %s\n", strcmp(pe, "-") ? pe : "");
+        if (!strcmp(str(p, "state"), "paused")) {
+            char t[32];
+            ms_text(t, sizeof t, num(p, "retry_in_ms"));
+            fprintf(f, "  paused (%s, retry in %s): %s\n", str(p, "cause"), t, strcmp(pe, "-") ? pe : "");
+        } else {
+            fprintf(f, "  %s\n", strcmp(pe, "-") ? pe : "");
+        }
     }
 }

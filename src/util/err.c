@@ -22,6 +22,7 @@ const char *cuzk_strerror(cuzk_err e)
     case CUZK_ENOTFOUND: return "not found";
     case CUZK_ESTORE: return "journal error";
     case CUZK_EINTERNAL: return "internal error";
+    case CUZK_ENOSPC: return "no space left";
     }
     return "unknown error";
 }

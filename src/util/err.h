@@ -28,7 +28,9 @@ typedef enum cuzk_err {
     CUZK_ETIMEOUT = 11,  /* wait timed out */
     CUZK_ENOTFOUND = 12, /* no such job / key / route */
     CUZK_ESTORE = 13,    /* journal (database) failure */
-    CUZK_EINTERNAL = 14  /* broken internal invariant */
+    CUZK_EINTERNAL = 14, /* broken internal invariant */
+    CUZK_ENOSPC = 15     /* no space left: the file system is full or over quota (ENOSPC,
+                            EDQUOT), or the journal is (SQLITE_FULL) */
 } cuzk_err;
 
 const char *cuzk_strerror(cuzk_err e);
