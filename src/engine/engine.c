@@ -111,8 +111,20 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         }
     }
     snprintf(path, sizeof path, "%s/journal.db", e->data_dir);
-    rc = store_sqlite_open(&e->st, path, err);
-    if (rc == CUZK_EFORMAT) {
+    if (e->cfg.store && *e->cfg.store && !store_is_pg_url(e->cfg.store)) {
+        cuzk_errf(err, CUZK_EINVAL, "store '%.200s': expected a postgres:// or postgresql:// URL (or nothing: "
+                  "the SQLite journal in the data dir)", e->cfg.store);
+        free(e->circuits);
+        free(e);
+        return CUZK_EINVAL;
+    }
+    int on_pg = e->cfg.store && *e->cfg.store;
+    if (on_pg)
+        rc = store_pg_open(&e->st, e->cfg.store, err);
+    else
+        rc = store_sqlite_open(&e->st, path, err);
+    e->cfg.store = NULL; /* the caller's string is not kept */
+    if (rc == CUZK_EFORMAT && !on_pg) {
         char why[CUZK_ERRLEN];
         snprintf(why, sizeof why, "%s", err);
         cuzk_errf(err, rc, "%.250s. Refusing to start on a damaged journal: `cuzk journal check --data %.100s` "

@@ -140,6 +140,9 @@ int engine_backend_from_name(const char *name, engine_backend_choice *out);
 typedef struct engine_config {
     const char *data_dir;      /* journal, uploaded witnesses, caches; created if missing.
                                   Default "cuzk-data" (relative to the working directory) */
+    const char *store;         /* the job store: NULL or "" = the SQLite journal <data_dir>/journal.db;
+                                  a postgres:// or postgresql:// URL = that PostgreSQL database
+                                  (store_pg.c; witnesses stay in data_dir) */
     uint64_t budget_bytes;     /* host memory budget in bytes; 0 = auto (total RAM minus
                                   ENGINE_BUDGET_MARGIN, at least 256 MiB) */
     engine_backend_choice backend;

@@ -1,6 +1,6 @@
 /* store.h - the engine's journal: a small interface over a durable store of jobs,
- * partitions and proofs (SQLite now, store_sqlite.c; PostgreSQL can implement the same
- * table of functions later).
+ * partitions and proofs: SQLite in the data dir by default (store_sqlite.c), or a
+ * PostgreSQL database (store_pg.c, `--store postgres://...`).
  *
  * DESIGN. The journal is the truth across restarts; memory is a cache of it. A job and
  * all its partitions are written in one transaction before its id is given out. A
@@ -62,7 +62,7 @@ typedef struct store_part {
 
 typedef struct store store;
 struct store {
-    const char *name; /* "sqlite" */
+    const char *name; /* "sqlite" or "postgres" */
     void *impl;
     /* Inserts job (id assigned into job->id) and parts in one durable transaction. When
      * job->idem is not empty and a job with that key exists, inserts nothing, sets
@@ -96,5 +96,14 @@ struct store {
  * PRAGMA quick_check first and fails with CUZK_EFORMAT, saying what it found, when the file
  * is damaged; gives the rows of an older journal their checksums (schema version 3). */
 cuzk_err store_sqlite_open(store **out, const char *path, char *err);
+
+/* 1 when spec names a PostgreSQL store: a postgres:// or postgresql:// URL */
+int store_is_pg_url(const char *spec);
+
+/* Connects to the PostgreSQL database at url (a libpq connection URI), creates or migrates
+ * cuzk's tables in it, and takes the store's owner lock. Fails with CUZK_ESTORE when the
+ * server cannot be reached, when its cuzk schema is newer than this binary knows, or when
+ * another daemon holds the store; the message never repeats the URL (it may hold a password). */
+cuzk_err store_pg_open(store **out, const char *url, char *err);
 
 #endif

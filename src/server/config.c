@@ -28,6 +28,10 @@ static const opt_def opts[] = {
      "address requires --token"},
     {"data", OPT_STR, F(data), "cuzk-data", NULL, "DIR",
      "data directory: job journal, uploaded witnesses, caches, finished proofs"},
+    {"store", OPT_STR, F(store), "", NULL, "URL",
+     "job store: empty = the SQLite journal in the data dir; postgres://USER@HOST:PORT/DB (any libpq "
+     "URL) = jobs, partitions and proofs in that PostgreSQL database (tables cuzk_*, created and "
+     "migrated by cuzk; one daemon per database for now; witnesses stay in the data dir)"},
     {"budget", OPT_SIZE, F(budget), "auto", NULL, "SIZE|auto",
      "host memory the pipeline may hold (e.g. 48G); auto = total memory minus a margin"},
     {"backend", OPT_ENUM, F(backend), "auto", "cpu|gpu|auto", "cpu|gpu|auto",
