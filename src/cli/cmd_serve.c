@@ -92,6 +92,7 @@ int cmd_serve(int argc, char **argv)
     engine_config_defaults(&ec);
     ec.data_dir = cfg.data;
     ec.store = cfg.store;
+    ec.lease_s = cfg.lease;
     ec.budget_bytes = cfg.budget;
     ec.gpu_mem = cfg.gpu_mem;
     ec.batch_max = cfg.batch_max;
@@ -142,6 +143,7 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     actx.listen = http_server_addr(srv);
+    engine_set_address(eng, actx.listen);
 
     char addr_path[600];
     snprintf(addr_path, sizeof addr_path, "%s/serve.addr", cfg.data);

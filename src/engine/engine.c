@@ -120,7 +120,7 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
     }
     int on_pg = e->cfg.store && *e->cfg.store;
     if (on_pg)
-        rc = store_pg_open(&e->st, e->cfg.store, err);
+        rc = store_pg_open(&e->st, e->cfg.store, 1, err);
     else
         rc = store_sqlite_open(&e->st, path, err);
     e->cfg.store = NULL; /* the caller's string is not kept */
@@ -136,6 +136,11 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         free(e);
         return rc;
     }
+    e->fleet = e->st->claim != NULL;
+    e->lease_ms = (int64_t)(e->cfg.lease_s > 0 ? e->cfg.lease_s : 30) * 1000;
+    char hn[64] = "host";
+    gethostname(hn, sizeof hn - 1);
+    snprintf(e->host_id, sizeof e->host_id, "%s:%ld", hn, (long)getpid());
     budget_init(&e->bud, e->cfg.budget_bytes ? e->cfg.budget_bytes : auto_budget());
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->rq_mu, NULL);
@@ -298,7 +303,7 @@ cuzk_err eng_job_requeue(engine *e, ejob *j, char *err)
     }
     pthread_mutex_lock(&e->mu);
     job_sizes(e, j, &z, wmax);
-    for (uint32_t i = 0; i < j->n_parts && !j->stopping; i++) {
+    for (uint32_t i = 0; i < j->n_parts && !j->stopping && !e->fleet; i++) {
         epart *p = &j->parts[i];
         if (p->state != PART_QUEUED)
             continue;
@@ -402,6 +407,14 @@ add:
         return;
     /* acknowledged and not finished: prove what is missing */
     j->state = JOB_QUEUED;
+    if (e->fleet) {
+        /* the hosts of the fleet claim its partitions from the store */
+        if (j->n_done == j->n_parts)
+            eng_job_finish(e, j, JOB_DONE, "");
+        else
+            rc->n_requeued++;
+        return;
+    }
     if (j->n_done == j->n_parts) {
         eng_job_finish(e, j, JOB_DONE, "");
         return;
@@ -422,6 +435,72 @@ add:
         return;
     }
     rc->n_requeued++;
+}
+
+void eng_job_mirror(engine *e, const store_job *sj, const store_part *sp)
+{
+    char ids[ENGINE_ID_LEN];
+    snprintf(ids, sizeof ids, "j-%lld", (long long)sj->id);
+    pthread_mutex_lock(&e->submit_mu); /* a job this host is submitting is added by engine_submit */
+    pthread_mutex_lock(&e->mu);
+    if (sj->id > e->fleet_max_id)
+        e->fleet_max_id = sj->id;
+    ejob *j = eng_job_find(e, ids);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        recover_ctx rc = {e, 0, 0, 0, 0, 0};
+        recover_one(&rc, sj, sp);
+        pthread_mutex_lock(&e->mu);
+        if ((j = eng_job_find(e, ids)) && !sj->damaged)
+            e->jobs_total[j->kind][JOB_QUEUED]++;
+        pthread_mutex_unlock(&e->mu);
+        pthread_mutex_unlock(&e->submit_mu);
+        return;
+    }
+    pthread_mutex_unlock(&e->submit_mu);
+    if (sj->damaged || j->state == JOB_FAILED || j->state == JOB_CANCELED || sj->n_parts != j->n_parts) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    /* what other hosts proved */
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        epart *p = &j->parts[i];
+        if (sp[i].state == PART_DONE && !sp[i].proof_damaged && !p->local && p->state != PART_DONE) {
+            p->state = PART_DONE;
+            j->n_done++;
+        }
+    }
+    if (sj->fetched_ms && !j->fetched_ms)
+        j->fetched_ms = sj->fetched_ms;
+    engine_job_state st = (engine_job_state)sj->state;
+    if (!is_terminal(st) || is_terminal(j->state)) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    /* ended on another host (done, failed, canceled): in-flight partitions here stop */
+    j->state = st;
+    j->finished_ms = sj->finished_ms;
+    snprintf(j->error, sizeof j->error, "%s", sj->error);
+    if (st != JOB_DONE) {
+        __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
+        pipeline_remove_job_locked(e, j);
+    }
+    e->jobs_total[j->kind][st]++;
+    pthread_cond_broadcast(&e->cv_job);
+    pthread_mutex_unlock(&e->mu);
+    LOG(LOG_INFO, "%s %s%s%s", ids, engine_job_state_name(st), sj->error[0] ? ": " : "", sj->error);
+}
+
+ejob *eng_job_find_pull(engine *e, const char *id)
+{
+    ejob *j = eng_job_find(e, id);
+    int64_t v = id_parse(id);
+    if (j || !e->fleet || v <= 0)
+        return j;
+    pthread_mutex_unlock(&e->mu);
+    fleet_pull(e, v);
+    pthread_mutex_lock(&e->mu);
+    return eng_job_find(e, id);
 }
 
 /* ---- janitor: expiry of proofs ---- */
@@ -565,6 +644,10 @@ cuzk_err engine_start(engine *e, char *err)
         engine_stop(e);
         return r;
     }
+    if (e->fleet && (r = fleet_start(e, err))) {
+        engine_stop(e);
+        return r;
+    }
     if (pthread_create(&e->janitor, NULL, janitor_main, e)) {
         engine_stop(e);
         return cuzk_errf(err, CUZK_ENOMEM, "cannot start the janitor thread");
@@ -584,6 +667,8 @@ void engine_stop(engine *e)
     if (!e)
         return;
     pipeline_stop(e);
+    if (e->fleet)
+        fleet_stop(e);
     pthread_mutex_lock(&e->mu);
     e->running = 0;
     pthread_cond_broadcast(&e->cv_janitor);
@@ -594,6 +679,13 @@ void engine_stop(engine *e)
         e->janitor_started = 0;
     }
     e->started = 0;
+}
+
+void engine_set_address(engine *e, const char *addr)
+{
+    pthread_mutex_lock(&e->mu);
+    snprintf(e->host_addr, sizeof e->host_addr, "%s", addr ? addr : "");
+    pthread_mutex_unlock(&e->mu);
 }
 
 void engine_destroy(engine *e)
@@ -862,6 +954,8 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         pthread_mutex_unlock(&e->submit_mu);
         if (!rc)
             snprintf(id, ENGINE_ID_LEN, "j-%lld", (long long)sj.id);
+        if (!rc && e->fleet)
+            fleet_pull(e, sj.id); /* another host's job: status, await, proofs work here too */
         goto fail; /* also the cleanup path for an existing key */
     }
     j->id = sj.id;
@@ -888,7 +982,9 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory (job j-%lld is journaled)", (long long)sj.id);
     }
     e->jobs_total[j->kind][JOB_QUEUED]++;
-    for (size_t i = 0; i < n; i++) {
+    if (sj.id > e->fleet_max_id)
+        e->fleet_max_id = sj.id;
+    for (size_t i = 0; i < n && !e->fleet; i++) { /* a fleet's hosts claim them from the store */
         j->parts[i].seq = ++e->seq;
         pipeline_enqueue(e, &j->parts[i]);
     }
@@ -916,7 +1012,7 @@ fail:
 cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *err)
 {
     pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
+    ejob *j = eng_job_find_pull(e, id);
     if (j)
         info_fill(j, out);
     pthread_mutex_unlock(&e->mu);
@@ -936,7 +1032,7 @@ cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_i
     cuzk_err rc;
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        ejob *j = eng_job_find(e, id);
+        ejob *j = eng_job_find_pull(e, id);
         if (!j) {
             rc = cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");
             break;
@@ -968,7 +1064,7 @@ cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_i
 cuzk_err engine_cancel(engine *e, const char *id, char *err)
 {
     pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
+    ejob *j = eng_job_find_pull(e, id);
     if (!j) {
         pthread_mutex_unlock(&e->mu);
         return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");

@@ -106,6 +106,8 @@ void pipeline_release(engine *e, epart *p)
 static void part_drop(engine *e, epart *p)
 {
     pipeline_release(e, p);
+    if (e->fleet)
+        fleet_part_leave(e, p);
     pthread_mutex_lock(&e->mu);
     p->state = PART_CANCELED;
     e->parts_total[PART_CANCELED]++;
@@ -129,6 +131,7 @@ static void removed_from_sched(void *ctx, void *item)
     engine *e = ((rm_ctx *)ctx)->e;
     epart *p = item;
     p->state = PART_CANCELED;
+    p->local = p->lease = 0; /* a stopped job's lease lapses: nobody claims its partitions */
     atomic_fetch_sub(&e->n_sched, 1);
 }
 
@@ -139,6 +142,7 @@ static void removed_from_synthq(void *ctx, void *item)
     release_memory(e, p);
     release_key_locked(p);
     p->state = PART_CANCELED;
+    p->local = p->lease = 0;
     atomic_fetch_sub(&e->n_presynth, 1);
 }
 
@@ -176,6 +180,8 @@ static void part_fail(engine *e, epart *p, const char *msg)
     __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
     pipeline_remove_job_locked(e, j);
     pthread_mutex_unlock(&e->mu);
+    if (e->fleet)
+        fleet_part_leave(e, p);
     char why[CUZK_ERRLEN];
     snprintf(why, sizeof why, "partition %u failed twice: %.400s", p->index, msg);
     LOG(LOG_ERROR, "%s: %s", j->ids, why);
@@ -833,7 +839,10 @@ static void *device_main(void *arg)
 
 /* ---- finalizers ---- */
 
-static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_json, char *err)
+/* In a fleet the proof is committed under this host's lease: *refused = 1 when the lease
+   was lost (a late result, stored by nobody), *job_done = 1 when it completed the job. */
+static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_json, int *refused, int *job_done,
+                         char *err)
 {
     ekey *k = p->key;
     groth16_rs rs;
@@ -861,6 +870,8 @@ static cuzk_err finalize(engine *e, epart *p, char **proof_json, char **public_j
     *public_json = public_to_json(&p->pub);
     if (!*proof_json || !*public_json)
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory writing the proof JSON");
+    if (e->fleet)
+        return fleet_commit(e, p, *proof_json, *public_json, refused, job_done, err);
     return e->st->part_set_done(e->st, p->job->id, p->index, *proof_json, *public_json, err);
 }
 
@@ -895,7 +906,8 @@ static void *final_main(void *arg)
         int64_t t0 = eng_now_us();
         char *proof_json = NULL, *public_json = NULL;
         err[0] = 0;
-        cuzk_err rc = finalize(e, p, &proof_json, &public_json, err);
+        int refused = 0, job_done = 0;
+        cuzk_err rc = finalize(e, p, &proof_json, &public_json, &refused, &job_done, err);
         free(proof_json);
         free(public_json);
         atomic_fetch_add(&w->busy_us, eng_now_us() - t0);
@@ -909,7 +921,15 @@ static void *final_main(void *arg)
         pthread_mutex_lock(&e->mu);
         stage_end(e, p, STAGE_FINALIZE, -1, -1);
         int last = 0;
-        if (job_stopping(j)) {
+        if (refused) {
+            /* this host's lease was taken over (it stalled past it, or lost the store): another
+               host proves or proved the partition; what the store says comes with the sync */
+            p->state = PART_QUEUED;
+            p->local = p->lease = 0;
+            atomic_fetch_add(&e->fleet_refused, 1);
+            LOG(LOG_WARN, "%s partition %u: late result refused: this host's lease was lost (another host "
+                "has the partition)", j->ids, p->index);
+        } else if (job_stopping(j)) {
             /* canceled (or failed) while this one was being finalized: it does not count */
             p->state = PART_CANCELED;
             e->parts_total[PART_CANCELED]++;
@@ -917,10 +937,13 @@ static void *final_main(void *arg)
             p->state = PART_DONE;
             e->parts_total[PART_DONE]++;
             j->n_done++;
-            last = j->n_done == j->n_parts;
+            p->local = p->lease = 0;
+            last = e->fleet ? job_done : j->n_done == j->n_parts;
         }
         pthread_mutex_unlock(&e->mu);
         pthread_cond_signal(&e->cv_sched);
+        if (last && e->fleet)
+            fleet_pull(e, j->id); /* the store marked it done: its partitions proved elsewhere too */
         if (last)
             eng_job_finish(e, j, JOB_DONE, "");
     }

@@ -34,27 +34,15 @@
  */
 #include "engine/store.h"
 
-#include <libpq-fe.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "engine/store_pg_internal.h"
 #include "util/crc64.h"
 #include "util/log.h"
-
-#define PG_VERSION 1                    /* the schema this binary writes */
-#define PG_OWNER_LOCK 0x63757a6b0001LL  /* advisory lock key of the store's one daemon ("cuzk" 1) */
-#define PG_SCHEMA_LOCK 0x63757a6b0002LL /* advisory lock key of schema creation/migration */
-#define PG_RETRY_S 30                   /* seconds a lost connection is retried before failing */
-
-typedef struct pgs {
-    PGconn *conn;        /* NULL or CONNECTION_BAD while the server is unreachable */
-    char *conninfo;      /* the URL as given (may hold a password: never printed) */
-    char where[256];     /* "host:port/db" for messages */
-    pthread_mutex_t mu;  /* guards conn and every statement on it */
-} pgs;
 
 static const char *const pg_schema_v1[] = {
     "CREATE TABLE IF NOT EXISTS cuzk_jobs(id bigserial PRIMARY KEY, kind integer NOT NULL,"
@@ -67,19 +55,21 @@ static const char *const pg_schema_v1[] = {
     " owned integer NOT NULL DEFAULT 0, witness text NOT NULL, proof text, public text,"
     " crc bigint, proof_crc bigint, PRIMARY KEY(job, idx))"};
 
+/* version 1 -> 2: the fleet. Leases (owner host, expiry on the server's clock in unix ms,
+   attempt = fencing token) and the host that proved each partition; the hosts table. None
+   of these columns is covered by the row checksums: they coordinate, they are not the
+   record. */
+static const char *const pg_migrate_v2[] = {
+    "ALTER TABLE cuzk_parts ADD COLUMN lease_host text, ADD COLUMN lease_until bigint NOT NULL DEFAULT 0,"
+    " ADD COLUMN lease_attempt integer NOT NULL DEFAULT 0, ADD COLUMN proved_by text",
+    "CREATE INDEX cuzk_parts_queued ON cuzk_parts(job, idx) WHERE state = 0",
+    "CREATE TABLE cuzk_hosts(id text PRIMARY KEY, address text NOT NULL, version text NOT NULL,"
+    " devices integer NOT NULL, keys text NOT NULL, leases integer NOT NULL, busy real NOT NULL,"
+    " started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL)"};
+
 /* ---- row checksums: the serialization of store_sqlite.h, over typed values ---- */
 
-typedef struct pv {
-    char type;     /* 'i' integer, 't' text, 'n' NULL */
-    int64_t i;     /* 'i' */
-    const char *t; /* 't' */
-} pv;
-
-#define PV_I(v) ((pv){'i', (int64_t)(v), NULL})
-#define PV_T(s) ((pv){'t', 0, (s)})
-#define PV_TN(s) ((s) && *(s) ? PV_T(s) : (pv){'n', 0, NULL}) /* "" stored as NULL */
-
-static uint64_t crc_vals(const pv *v, int n)
+uint64_t pg_crc_vals(const pv *v, int n)
 {
     uint64_t c = 0;
     for (int k = 0; k < n; k++) {
@@ -102,32 +92,30 @@ static uint64_t crc_vals(const pv *v, int n)
     return c;
 }
 
-static int64_t job_crc(const store_job *j)
+int64_t pg_job_crc(const store_job *j)
 {
     pv v[] = {PV_I(j->id), PV_I(j->kind), PV_I(j->priority), PV_I(j->state), PV_T(j->zkey), PV_TN(j->idem),
               PV_I(j->n_parts), PV_I(j->submitted_ms), PV_I(j->finished_ms), PV_I(j->fetched_ms),
               PV_T(j->error), PV_T(j->circuit)};
-    return (int64_t)crc_vals(v, (int)(sizeof v / sizeof v[0]));
+    return (int64_t)pg_crc_vals(v, (int)(sizeof v / sizeof v[0]));
 }
 
-static int64_t part_crc(int64_t job, const store_part *p)
+int64_t pg_part_crc(int64_t job, const store_part *p)
 {
     pv v[] = {PV_I(job), PV_I(p->index), PV_I(p->state), PV_I(p->attempts), PV_I(p->owned), PV_T(p->witness)};
-    return (int64_t)crc_vals(v, (int)(sizeof v / sizeof v[0]));
+    return (int64_t)pg_crc_vals(v, (int)(sizeof v / sizeof v[0]));
 }
 
-static int64_t proof_crc(int64_t job, uint32_t index, const char *proof, const char *pub)
+int64_t pg_proof_crc(int64_t job, uint32_t index, const char *proof, const char *pub)
 {
     pv v[] = {PV_I(job), PV_I(index), PV_T(proof), PV_T(pub)};
-    return (int64_t)crc_vals(v, 4);
+    return (int64_t)pg_crc_vals(v, 4);
 }
 
 /* ---- reading result rows ---- */
 
-#define JOB_COLS "id, kind, priority, state, zkey, idem, n_parts, submitted_ms, finished_ms, fetched_ms, error, circuit, crc"
-#define PART_COLS "job, idx, state, attempts, owned, witness, crc"
 
-static int64_t col_i(const PGresult *r, int row, int col)
+int64_t pg_col_i(const PGresult *r, int row, int col)
 {
     return strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
@@ -140,41 +128,41 @@ static int col_t(char *dst, size_t cap, const PGresult *r, int row, int col)
 }
 
 /* a job from the JOB_COLS of row, and whether it matches its checksum */
-static int job_from_row(store_job *j, const PGresult *r, int row, int first)
+int pg_job_from_row(store_job *j, const PGresult *r, int row, int first)
 {
     memset(j, 0, sizeof *j);
-    j->id = col_i(r, row, first + 0);
-    j->kind = (int)col_i(r, row, first + 1);
-    j->priority = (int)col_i(r, row, first + 2);
-    j->state = (int)col_i(r, row, first + 3);
+    j->id = pg_col_i(r, row, first + 0);
+    j->kind = (int)pg_col_i(r, row, first + 1);
+    j->priority = (int)pg_col_i(r, row, first + 2);
+    j->state = (int)pg_col_i(r, row, first + 3);
     int fits = col_t(j->zkey, sizeof j->zkey, r, row, first + 4);
     fits &= col_t(j->idem, sizeof j->idem, r, row, first + 5);
     int idem_null = PQgetisnull(r, row, first + 5);
-    j->n_parts = (uint32_t)col_i(r, row, first + 6);
-    j->submitted_ms = col_i(r, row, first + 7);
-    j->finished_ms = col_i(r, row, first + 8);
-    j->fetched_ms = col_i(r, row, first + 9);
+    j->n_parts = (uint32_t)pg_col_i(r, row, first + 6);
+    j->submitted_ms = pg_col_i(r, row, first + 7);
+    j->finished_ms = pg_col_i(r, row, first + 8);
+    j->fetched_ms = pg_col_i(r, row, first + 9);
     fits &= col_t(j->error, sizeof j->error, r, row, first + 10);
     fits &= col_t(j->circuit, sizeof j->circuit, r, row, first + 11);
     /* an empty idem and a NULL one differ in the checksum: keep what was stored */
     int idem_ok = idem_null == !j->idem[0];
-    return fits && idem_ok && (int64_t)col_i(r, row, first + 6) == (int64_t)j->n_parts &&
-           !PQgetisnull(r, row, first + 12) && col_i(r, row, first + 12) == job_crc(j);
+    return fits && idem_ok && (int64_t)pg_col_i(r, row, first + 6) == (int64_t)j->n_parts &&
+           !PQgetisnull(r, row, first + 12) && pg_col_i(r, row, first + 12) == pg_job_crc(j);
 }
 
 /* a partition from the PART_COLS of row (job id in p->... via *job), and whether it matches */
-static int part_from_row(store_part *p, int64_t *job, const PGresult *r, int row, int first)
+int pg_part_from_row(store_part *p, int64_t *job, const PGresult *r, int row, int first)
 {
     memset(p, 0, sizeof *p);
-    *job = col_i(r, row, first + 0);
-    int64_t idx = col_i(r, row, first + 1);
+    *job = pg_col_i(r, row, first + 0);
+    int64_t idx = pg_col_i(r, row, first + 1);
     p->index = (uint32_t)idx;
-    p->state = (int)col_i(r, row, first + 2);
-    p->attempts = (int)col_i(r, row, first + 3);
-    p->owned = (int)col_i(r, row, first + 4);
+    p->state = (int)pg_col_i(r, row, first + 2);
+    p->attempts = (int)pg_col_i(r, row, first + 3);
+    p->owned = (int)pg_col_i(r, row, first + 4);
     int fits = col_t(p->witness, sizeof p->witness, r, row, first + 5);
     return fits && idx == (int64_t)p->index && !PQgetisnull(r, row, first + 6) &&
-           col_i(r, row, first + 6) == part_crc(*job, p);
+           pg_col_i(r, row, first + 6) == pg_part_crc(*job, p);
 }
 
 /* ---- connection and statements ---- */
@@ -185,7 +173,7 @@ static void notice_quiet(void *arg, const char *msg)
     LOG(LOG_DEBUG, "postgres: %s", msg);
 }
 
-static int conn_lost(const pgs *p)
+int pg_conn_lost(const pgs *p)
 {
     return !p->conn || PQstatus(p->conn) == CONNECTION_BAD;
 }
@@ -208,6 +196,8 @@ static cuzk_err conn_open(pgs *p, char *err)
     snprintf(p->where, sizeof p->where, "%s:%s/%s", PQhost(p->conn), PQport(p->conn), PQdb(p->conn));
     PGresult *r = PQexec(p->conn, "SET client_min_messages = warning");
     PQclear(r);
+    if (p->shared)
+        return CUZK_OK;
     char key[32];
     const char *v[] = {key};
     snprintf(key, sizeof key, "%lld", (long long)PG_OWNER_LOCK);
@@ -222,7 +212,7 @@ static cuzk_err conn_open(pgs *p, char *err)
     return e;
 }
 
-static void sleep_ms(int ms)
+void pg_sleep_ms(int ms)
 {
     struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
@@ -233,26 +223,26 @@ static void sleep_ms(int ms)
    statement run again, for up to PG_RETRY_S seconds, unless once is set: then a lost
    connection fails with CUZK_EIO and is not re-established (the statement belongs to a
    transaction that is gone; the caller starts it again). Caller holds mu. */
-static cuzk_err pg_run(pgs *p, PGresult **out, const char *what, int once, const char *sql, int n,
+cuzk_err pg_run(pgs *p, PGresult **out, const char *what, int once, const char *sql, int n,
                        const char *const *vals, char *err)
 {
     *out = NULL;
     struct timespec t0;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (int attempt = 0;; attempt++) {
-        if (conn_lost(p)) {
+        if (pg_conn_lost(p)) {
             if (once)
                 return cuzk_errf(err, CUZK_EIO, "postgres store %s: %s: connection lost", p->where, what);
             char why[CUZK_ERRLEN];
             cuzk_err e = conn_open(p, why);
-            if (e && !conn_lost(p)) /* connected, but refused (another daemon holds the lock) */
+            if (e && !pg_conn_lost(p)) /* connected, but refused (another daemon holds the lock) */
                 return cuzk_errf(err, e, "%s", why);
             if (e) {
                 struct timespec t;
                 clock_gettime(CLOCK_MONOTONIC, &t);
                 if (t.tv_sec - t0.tv_sec >= PG_RETRY_S)
                     return cuzk_errf(err, CUZK_ESTORE, "%s (%s; gave up after %d s)", why, what, PG_RETRY_S);
-                sleep_ms(attempt < 5 ? 100 : 500);
+                pg_sleep_ms(attempt < 5 ? 100 : 500);
                 continue;
             }
             LOG(LOG_WARN, "postgres store %s: reconnected", p->where);
@@ -263,7 +253,7 @@ static cuzk_err pg_run(pgs *p, PGresult **out, const char *what, int once, const
             *out = r;
             return CUZK_OK;
         }
-        if (conn_lost(p)) {
+        if (pg_conn_lost(p)) {
             PQclear(r);
             LOG(LOG_WARN, "postgres store %s: connection lost during %s; reconnecting", p->where, what);
             if (once)
@@ -279,7 +269,7 @@ static cuzk_err pg_run(pgs *p, PGresult **out, const char *what, int once, const
 }
 
 /* pg_run for statements whose result is not needed; *n_rows gets the rows changed (may be NULL) */
-static cuzk_err pg_cmd(pgs *p, int *n_rows, const char *what, int once, const char *sql, int n,
+cuzk_err pg_cmd(pgs *p, int *n_rows, const char *what, int once, const char *sql, int n,
                        const char *const *vals, char *err)
 {
     PGresult *r;
@@ -290,7 +280,6 @@ static cuzk_err pg_cmd(pgs *p, int *n_rows, const char *what, int once, const ch
     return e;
 }
 
-#define I64(buf, v) (snprintf(buf, sizeof buf, "%lld", (long long)(v)), (const char *)buf)
 
 /* ---- the store interface ---- */
 
@@ -303,14 +292,14 @@ static cuzk_err insert_once(pgs *p, store_job *job, const store_part *parts, int
                         err);
     if (e)
         return e;
-    job->id = col_i(r, 0, 0);
+    job->id = pg_col_i(r, 0, 0);
     PQclear(r);
     if ((e = pg_cmd(p, NULL, "begin", 1, "BEGIN", 0, NULL, err)))
         return e;
     const char *jv[] = {I64(b[0], job->id), I64(b[1], job->kind), I64(b[2], job->priority), I64(b[3], job->state),
                         job->zkey, job->idem[0] ? job->idem : NULL, I64(b[4], job->n_parts),
                         I64(b[5], job->submitted_ms), I64(b[6], job->finished_ms), I64(b[7], job->fetched_ms),
-                        job->error, job->circuit, I64(b[8], job_crc(job))};
+                        job->error, job->circuit, I64(b[8], pg_job_crc(job))};
     e = pg_run(p, &r, "insert job", 1,
                "INSERT INTO cuzk_jobs(" JOB_COLS ") VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)"
                " ON CONFLICT (idem) DO NOTHING RETURNING id",
@@ -330,7 +319,7 @@ static cuzk_err insert_once(pgs *p, store_job *job, const store_part *parts, int
             return cuzk_errf(err, CUZK_ESTORE, "postgres store %s: idempotency key '%s' is taken but its job is gone",
                              p->where, job->idem);
         }
-        job->id = col_i(r, 0, 0);
+        job->id = pg_col_i(r, 0, 0);
         *existed = 1;
         PQclear(r);
         return CUZK_OK;
@@ -339,11 +328,14 @@ static cuzk_err insert_once(pgs *p, store_job *job, const store_part *parts, int
         store_part q = parts[i];
         q.index = i;
         const char *pv_[] = {I64(b[0], job->id), I64(b[1], i), I64(b[2], q.state), I64(b[3], q.attempts),
-                             I64(b[4], q.owned), q.witness, I64(b[5], part_crc(job->id, &q))};
+                             I64(b[4], q.owned), q.witness, I64(b[5], pg_part_crc(job->id, &q))};
         if ((e = pg_cmd(p, NULL, "insert partition", 1,
                         "INSERT INTO cuzk_parts(" PART_COLS ") VALUES($1, $2, $3, $4, $5, $6, $7)", 7, pv_, err)))
             goto fail;
     }
+    const char *nv[] = {I64(b[0], job->id)};
+    if ((e = pg_cmd(p, NULL, "notify", 1, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, nv, err)))
+        goto fail;
     e = pg_cmd(p, NULL, "commit", 1, "COMMIT", 0, NULL, err);
     if (e == CUZK_EIO) {
         /* the COMMIT's answer was lost: did it happen? */
@@ -358,7 +350,7 @@ static cuzk_err insert_once(pgs *p, store_job *job, const store_part *parts, int
     }
     return e;
 fail:
-    if (!conn_lost(p))
+    if (!pg_conn_lost(p))
         pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
     return e;
 }
@@ -394,11 +386,11 @@ static cuzk_err job_read(pgs *p, int64_t id, store_job *j, int64_t *crc, const c
         return e;
     if (PQntuples(r) != 1)
         e = CUZK_ENOTFOUND;
-    else if (!job_from_row(j, r, 0, 0))
+    else if (!pg_job_from_row(j, r, 0, 0))
         e = cuzk_errf(err, CUZK_EFORMAT, "journal: %s: the record of job j-%lld fails its checksum (damaged); "
                       "left as it is", what, (long long)id);
     else
-        *crc = col_i(r, 0, 12);
+        *crc = pg_col_i(r, 0, 12);
     PQclear(r);
     return e;
 }
@@ -408,7 +400,7 @@ static cuzk_err job_write(pgs *p, const store_job *j, int64_t old, int *changed,
 {
     char b[6][32];
     const char *v[] = {I64(b[0], j->id), I64(b[1], j->state), I64(b[2], j->finished_ms), I64(b[3], j->fetched_ms),
-                       j->error, I64(b[4], job_crc(j)), I64(b[5], old)};
+                       j->error, I64(b[4], pg_job_crc(j)), I64(b[5], old)};
     return pg_cmd(p, changed, what, 0,
                   "UPDATE cuzk_jobs SET state = $2, finished_ms = $3, fetched_ms = $4, error = $5, crc = $6"
                   " WHERE id = $1 AND crc = $7",
@@ -431,6 +423,11 @@ static cuzk_err pg_job_set_state(store *s, int64_t id, int state, int64_t finish
         snprintf(j.error, sizeof j.error, "%s", error ? error : "");
         if ((e = job_write(p, &j, crc, &changed, "update job state", err)))
             break;
+    }
+    if (!e) { /* the other daemons learn that the job changed (ended, or went back to queued) */
+        char b[32];
+        const char *nv[] = {I64(b, id)};
+        pg_cmd(p, NULL, "notify", 0, "SELECT pg_notify('" PG_CHANNEL "', $1)", 1, nv, NULL);
     }
     pthread_mutex_unlock(&p->mu);
     return e == CUZK_ENOTFOUND ? CUZK_OK : e; /* a job that is gone stays quiet, as in SQLite */
@@ -468,11 +465,11 @@ static cuzk_err part_read(pgs *p, int64_t id, uint32_t index, store_part *q, int
     int64_t job;
     if (PQntuples(r) != 1)
         e = CUZK_ENOTFOUND;
-    else if (!part_from_row(q, &job, r, 0, 0))
+    else if (!pg_part_from_row(q, &job, r, 0, 0))
         e = cuzk_errf(err, CUZK_EFORMAT, "journal: %s: the record of job j-%lld partition %u fails its checksum "
                       "(damaged); left as it is", what, (long long)id, index);
     else
-        *crc = col_i(r, 0, 6);
+        *crc = pg_col_i(r, 0, 6);
     PQclear(r);
     return e;
 }
@@ -492,7 +489,7 @@ static cuzk_err pg_part_set_state(store *s, int64_t id, uint32_t index, int stat
         char b[6][32];
         /* 6 = PART_DONE (engine.h): any other state has no proof */
         const char *v[] = {I64(b[0], id), I64(b[1], index), I64(b[2], state), I64(b[3], attempts),
-                           I64(b[4], part_crc(id, &q)), I64(b[5], crc)};
+                           I64(b[4], pg_part_crc(id, &q)), I64(b[5], crc)};
         if ((e = pg_cmd(p, &changed, "update part state", 0,
                         "UPDATE cuzk_parts SET state = $3, attempts = $4, crc = $5,"
                         " proof = CASE WHEN $3 = 6 THEN proof END, public = CASE WHEN $3 = 6 THEN public END,"
@@ -519,7 +516,7 @@ static cuzk_err pg_part_set_done(store *s, int64_t id, uint32_t index, const cha
         q.state = 6; /* PART_DONE */
         char b[6][32];
         const char *v[] = {I64(b[0], id), I64(b[1], index), proof_json, public_json,
-                           I64(b[2], proof_crc(id, index, proof_json, public_json)), I64(b[3], part_crc(id, &q)),
+                           I64(b[2], pg_proof_crc(id, index, proof_json, public_json)), I64(b[3], pg_part_crc(id, &q)),
                            I64(b[4], crc)};
         if ((e = pg_cmd(p, &changed, "store proof", 0,
                         "UPDATE cuzk_parts SET state = 6, proof = $3, public = $4, proof_crc = $5, crc = $6"
@@ -532,14 +529,14 @@ static cuzk_err pg_part_set_done(store *s, int64_t id, uint32_t index, const cha
 }
 
 /* whether columns first.. of row (job, idx, proof, public, proof_crc) hold a sound proof */
-static int proof_ok(const PGresult *r, int row, int first)
+int pg_proof_ok(const PGresult *r, int row, int first)
 {
     if (PQgetisnull(r, row, first + 2) || PQgetisnull(r, row, first + 4))
         return 0;
     const char *pub = PQgetisnull(r, row, first + 3) ? NULL : PQgetvalue(r, row, first + 3);
-    pv v[] = {PV_I(col_i(r, row, first)), PV_I(col_i(r, row, first + 1)), PV_T(PQgetvalue(r, row, first + 2)),
+    pv v[] = {PV_I(pg_col_i(r, row, first)), PV_I(pg_col_i(r, row, first + 1)), PV_T(PQgetvalue(r, row, first + 2)),
               pub ? PV_T(pub) : (pv){'n', 0, NULL}};
-    return col_i(r, row, first + 4) == (int64_t)crc_vals(v, 4);
+    return pg_col_i(r, row, first + 4) == (int64_t)pg_crc_vals(v, 4);
 }
 
 static cuzk_err pg_part_get_proof(store *s, int64_t id, uint32_t index, char **proof_json, char **public_json,
@@ -559,7 +556,7 @@ static cuzk_err pg_part_get_proof(store *s, int64_t id, uint32_t index, char **p
         return e;
     if (PQntuples(r) != 1 || PQgetisnull(r, 0, 2)) {
         e = cuzk_errf(err, CUZK_ENOTFOUND, "job j-%lld has no proof for partition %u", (long long)id, index);
-    } else if (!proof_ok(r, 0, 0)) {
+    } else if (!pg_proof_ok(r, 0, 0)) {
         e = cuzk_errf(err, CUZK_EFORMAT, "journal: the proof of job j-%lld partition %u fails its checksum "
                       "(the journal is damaged)", (long long)id, index);
     } else {
@@ -576,10 +573,13 @@ static cuzk_err pg_part_get_proof(store *s, int64_t id, uint32_t index, char **p
     return e;
 }
 
-/* Two statements (every job, then every partition in (job, idx) order) read whole; the
-   walk then merges them without the lock, so fn may update the store. */
-static cuzk_err pg_load_all(store *s, void (*fn)(void *ctx, const store_job *job, const store_part *parts),
-                            void *ctx, char *err)
+/* Two statements (the jobs that match `where`, then their partitions in (job, idx) order)
+   read whole in one snapshot; the walk then merges them without the lock, so fn may update
+   the store. where is a condition on cuzk_jobs with parameters $1 (an id) and $2 (an array
+   of ids). */
+static cuzk_err load_where(store *s, const char *where, const char *const *params,
+                           void (*fn)(void *ctx, const store_job *job, const store_part *parts), void *ctx,
+                           char *err)
 {
     pgs *p = s->impl;
     PGresult *rj = NULL, *rp = NULL;
@@ -595,15 +595,18 @@ static cuzk_err pg_load_all(store *s, void (*fn)(void *ctx, const store_job *job
         PQclear(rp);
         rj = rp = NULL;
         e = pg_cmd(p, NULL, "load", 0, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", 0, NULL, err);
+        char qj[512], qp[512];
+        snprintf(qj, sizeof qj, "SELECT " JOB_COLS " FROM cuzk_jobs WHERE %s ORDER BY id", where);
+        snprintf(qp, sizeof qp,
+                 "SELECT " PART_COLS ", job, idx, proof, public, proof_crc FROM cuzk_parts"
+                 " WHERE job IN (SELECT id FROM cuzk_jobs WHERE %s) ORDER BY job, idx", where);
         if (!e)
-            e = pg_run(p, &rj, "load jobs", 1, "SELECT " JOB_COLS " FROM cuzk_jobs ORDER BY id", 0, NULL, err);
+            e = pg_run(p, &rj, "load jobs", 1, qj, params ? 2 : 0, params, err);
         if (!e)
-            e = pg_run(p, &rp, "load partitions", 1,
-                       "SELECT " PART_COLS ", job, idx, proof, public, proof_crc FROM cuzk_parts ORDER BY job, idx",
-                       0, NULL, err);
+            e = pg_run(p, &rp, "load partitions", 1, qp, params ? 2 : 0, params, err);
         if (!e)
             e = pg_cmd(p, NULL, "load", 1, "COMMIT", 0, NULL, err);
-        else if (!conn_lost(p))
+        else if (!pg_conn_lost(p))
             pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
     }
     pthread_mutex_unlock(&p->mu);
@@ -613,16 +616,16 @@ static cuzk_err pg_load_all(store *s, void (*fn)(void *ctx, const store_job *job
         goto out;
     int np = PQntuples(rp), k = 0;
     for (int row = 0; row < PQntuples(rj); row++) {
-        int64_t id = col_i(rj, row, 0);
-        int sound = job_from_row(job, rj, row, 0);
-        while (k < np && col_i(rp, k, 0) < id) /* partitions of no job (cannot happen: the foreign key) */
+        int64_t id = pg_col_i(rj, row, 0);
+        int sound = pg_job_from_row(job, rj, row, 0);
+        while (k < np && pg_col_i(rp, k, 0) < id) /* partitions of no job (cannot happen: the foreign key) */
             k++;
         if (!sound) {
             memset(job, 0, sizeof *job);
             job->id = id;
             job->damaged = 1;
             snprintf(job->error, sizeof job->error, "its record fails its checksum (the journal is damaged)");
-            while (k < np && col_i(rp, k, 0) == id)
+            while (k < np && pg_col_i(rp, k, 0) == id)
                 k++;
             fn(ctx, job, NULL);
             continue;
@@ -634,15 +637,15 @@ static cuzk_err pg_load_all(store *s, void (*fn)(void *ctx, const store_job *job
             goto out;
         }
         uint32_t got = 0;
-        for (; k < np && col_i(rp, k, 0) == id; k++) {
-            int64_t idx = col_i(rp, k, 1), jid;
+        for (; k < np && pg_col_i(rp, k, 0) == id; k++) {
+            int64_t idx = pg_col_i(rp, k, 1), jid;
             if (idx < 0 || idx >= job->n_parts)
                 continue;
             store_part *q = &parts[idx];
-            q->damaged = !part_from_row(q, &jid, rp, k, 0);
+            q->damaged = !pg_part_from_row(q, &jid, rp, k, 0);
             q->index = (uint32_t)idx;
             if (!q->damaged && q->state == 6 /* PART_DONE */)
-                q->proof_damaged = !proof_ok(rp, k, 7);
+                q->proof_damaged = !pg_proof_ok(rp, k, 7);
             got++;
         }
         if (got != job->n_parts) {
@@ -665,6 +668,31 @@ out:
     return e;
 }
 
+static cuzk_err pg_load_all(store *s, void (*fn)(void *ctx, const store_job *job, const store_part *parts),
+                            void *ctx, char *err)
+{
+    return load_where(s, "true", NULL, fn, ctx, err);
+}
+
+/* the fleet's sync: new jobs, and the ones a daemon still waits on */
+cuzk_err pg_load_some(store *s, int64_t after_id, const int64_t *ids, int n_ids,
+                             void (*fn)(void *ctx, const store_job *job, const store_part *parts), void *ctx,
+                             char *err)
+{
+    size_t cap = 32 + (size_t)n_ids * 21;
+    char *arr = malloc(cap), after[32];
+    if (!arr)
+        return cuzk_errf(err, CUZK_ENOMEM, "journal: out of memory");
+    size_t len = (size_t)snprintf(arr, cap, "{");
+    for (int i = 0; i < n_ids; i++)
+        len += (size_t)snprintf(arr + len, cap - len, "%s%lld", i ? "," : "", (long long)ids[i]);
+    snprintf(arr + len, cap - len, "}");
+    const char *params[] = {I64(after, after_id), arr};
+    cuzk_err e = load_where(s, "id > $1::bigint OR id = ANY($2::bigint[])", params, fn, ctx, err);
+    free(arr);
+    return e;
+}
+
 static cuzk_err pg_job_delete(store *s, int64_t id, char *err)
 {
     pgs *p = s->impl;
@@ -684,6 +712,8 @@ static void pg_close(store *s)
     if (p) {
         if (p->conn)
             PQfinish(p->conn); /* ends the session: the owner lock goes with it */
+        if (p->listen)
+            PQfinish(p->listen);
         free(p->conninfo);
         pthread_mutex_destroy(&p->mu);
         free(p);
@@ -708,7 +738,7 @@ static cuzk_err schema_setup(pgs *p, char *err)
         (e = pg_run(p, &r, "schema version", 1, "SELECT coalesce(max(version), 0) FROM cuzk_schema_versions", 0, NULL,
                     err)))
         goto fail;
-    int version = (int)col_i(r, 0, 0);
+    int version = (int)pg_col_i(r, 0, 0);
     PQclear(r);
     r = NULL;
     if (version > PG_VERSION) {
@@ -730,12 +760,25 @@ static cuzk_err schema_setup(pgs *p, char *err)
                         err)))
             goto fail;
     }
-    /* later versions: `if (version < 2) { ALTER ...; INSERT version 2 }` here, in order */
+    if (version < 2) {
+        char ms[32];
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        const char *vv[] = {"2", I64(ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000), "cuzk"};
+        for (size_t i = 0; i < sizeof pg_migrate_v2 / sizeof pg_migrate_v2[0]; i++)
+            if ((e = pg_cmd(p, NULL, "migrate schema to version 2", 1, pg_migrate_v2[i], 0, NULL, err)))
+                goto fail;
+        if ((e = pg_cmd(p, NULL, "record schema version", 1,
+                        "INSERT INTO cuzk_schema_versions(version, applied_ms, by_cuzk) VALUES($1, $2, $3)", 3, vv,
+                        err)))
+            goto fail;
+    }
+    /* later versions: `if (version < 3) { ...; INSERT version 3 }` here, in order */
     if ((e = pg_cmd(p, NULL, "schema commit", 1, "COMMIT", 0, NULL, err)))
         return e;
     return CUZK_OK;
 fail:
-    if (!conn_lost(p))
+    if (!pg_conn_lost(p))
         pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
     return e;
 }
@@ -745,7 +788,7 @@ int store_is_pg_url(const char *spec)
     return spec && (!strncmp(spec, "postgres://", 11) || !strncmp(spec, "postgresql://", 13));
 }
 
-cuzk_err store_pg_open(store **out, const char *url, char *err)
+cuzk_err store_pg_open(store **out, const char *url, int shared, char *err)
 {
     *out = NULL;
     store *s = calloc(1, sizeof *s);
@@ -759,6 +802,7 @@ cuzk_err store_pg_open(store **out, const char *url, char *err)
     }
     pthread_mutex_init(&p->mu, NULL);
     p->conninfo = ci;
+    p->shared = shared;
     snprintf(p->where, sizeof p->where, "(not connected)");
     s->impl = p;
     s->name = "postgres";
@@ -771,6 +815,8 @@ cuzk_err store_pg_open(store **out, const char *url, char *err)
     s->load_all = pg_load_all;
     s->job_delete = pg_job_delete;
     s->close = pg_close;
+    if (shared)
+        pg_fleet_install(s);
     if (!store_is_pg_url(url)) {
         cuzk_errf(err, CUZK_EINVAL, "postgres store: '%s' is not a postgres:// or postgresql:// URL",
                   url ? url : "");

@@ -87,7 +87,7 @@ static void test_round_trip(void)
 {
     char err[CUZK_ERRLEN];
     store *st;
-    CHECK(!store_pg_open(&st, url, err), "open: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open: %s", err);
     if (failures)
         return;
     CHECK(!strcmp(st->name, "postgres"), "name %s", st->name);
@@ -121,7 +121,7 @@ static void test_round_trip(void)
           "updates of a missing job: %s", err);
     st->close(st);
 
-    CHECK(!store_pg_open(&st, url, err), "reopen: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "reopen: %s", err);
     if (failures)
         return;
     seen s;
@@ -157,7 +157,7 @@ static void test_checksums(void)
 {
     char err[CUZK_ERRLEN], sql[256];
     store *st;
-    CHECK(!store_pg_open(&st, url, err), "open: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open: %s", err);
     if (failures)
         return;
     raw("DELETE FROM cuzk_jobs");
@@ -233,24 +233,24 @@ static void test_owner_and_schema(void)
 {
     char err[CUZK_ERRLEN];
     store *st, *st2 = NULL;
-    CHECK(!store_pg_open(&st, url, err), "open: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open: %s", err);
     if (failures)
         return;
-    CHECK(store_pg_open(&st2, url, err) == CUZK_ESTORE && !st2 && strstr(err, "another cuzk daemon"),
+    CHECK(store_pg_open(&st2, url, 0, err) == CUZK_ESTORE && !st2 && strstr(err, "another cuzk daemon"),
           "a second daemon on the store must be refused: %s", err);
     st->close(st);
-    CHECK(!store_pg_open(&st, url, err), "open after the first closed: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open after the first closed: %s", err);
     if (st)
         st->close(st);
     CHECK(raw_int("SELECT max(version) FROM cuzk_schema_versions") == 1, "schema version not recorded");
     raw("INSERT INTO cuzk_schema_versions VALUES(99, 0, 'cuzk from the future')");
     st = NULL;
-    CHECK(store_pg_open(&st, url, err) == CUZK_ESTORE && !st && strstr(err, "version 99") && strstr(err, "newer"),
+    CHECK(store_pg_open(&st, url, 0, err) == CUZK_ESTORE && !st && strstr(err, "version 99") && strstr(err, "newer"),
           "a newer schema must be refused: %s", err);
     raw("DELETE FROM cuzk_schema_versions WHERE version = 99");
     /* a fresh schema (another database) is created from nothing */
     raw("DROP TABLE cuzk_parts; DROP TABLE cuzk_jobs; DROP TABLE cuzk_schema_versions");
-    CHECK(!store_pg_open(&st, url, err), "open on an empty database: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open on an empty database: %s", err);
     if (st)
         st->close(st);
     CHECK(raw_int("SELECT count(*) FROM cuzk_schema_versions") == 1, "schema not created again");
@@ -261,7 +261,7 @@ static void test_restart(const char *state)
 {
     char err[CUZK_ERRLEN], cmd[512];
     store *st;
-    CHECK(!store_pg_open(&st, url, err), "open: %s", err);
+    CHECK(!store_pg_open(&st, url, 0, err), "open: %s", err);
     if (failures)
         return;
     int existed;
@@ -278,7 +278,7 @@ static void test_restart(const char *state)
     CHECK(s.n_jobs == 2 && s.parts[0][0].state == PART_DONE && !s.parts[0][0].proof_damaged, "after the restart");
     /* the owner lock was taken again with the new session */
     store *st2 = NULL;
-    CHECK(store_pg_open(&st2, url, err) == CUZK_ESTORE && strstr(err, "another cuzk daemon"),
+    CHECK(store_pg_open(&st2, url, 0, err) == CUZK_ESTORE && strstr(err, "another cuzk daemon"),
           "the lock must hold after a reconnection: %s", err);
     st->close(st);
 }
@@ -317,10 +317,10 @@ int main(void)
         /* an unreachable server: an error that names the cause, never the password */
         char err[CUZK_ERRLEN];
         store *st = NULL;
-        cuzk_err e = store_pg_open(&st, "postgresql://cuzk:s3cret-pw@127.0.0.1:1/db?connect_timeout=2", err);
+        cuzk_err e = store_pg_open(&st, "postgresql://cuzk:s3cret-pw@127.0.0.1:1/db?connect_timeout=2", 0, err);
         CHECK(e == CUZK_ESTORE && !st && strstr(err, "cannot connect") && !strstr(err, "s3cret"),
               "an unreachable server: %d %s", e, err);
-        CHECK(store_pg_open(&st, "sqlite:///x", err) == CUZK_EINVAL, "a URL of another kind: %s", err);
+        CHECK(store_pg_open(&st, "sqlite:///x", 0, err) == CUZK_EINVAL, "a URL of another kind: %s", err);
     }
     snprintf(cmd, sizeof cmd, "tests/pg_server.sh stop %s; rm -rf %s", state, state);
     if (system(cmd) != 0)

@@ -31,7 +31,11 @@ static const opt_def opts[] = {
     {"store", OPT_STR, F(store), "", NULL, "URL",
      "job store: empty = the SQLite journal in the data dir; postgres://USER@HOST:PORT/DB (any libpq "
      "URL) = jobs, partitions and proofs in that PostgreSQL database (tables cuzk_*, created and "
-     "migrated by cuzk; one daemon per database for now; witnesses stay in the data dir)"},
+     "migrated by cuzk). Every daemon on one database serves the same jobs and claims their "
+     "partitions under leases (docs/DAEMON.md: Many hosts)"},
+    {"lease", OPT_INT, F(lease), "30", "1..3600", "SECONDS",
+     "with a shared --store: how long a host's claim on a partition lasts unless it renews it "
+     "(every third of this); a host silent for longer loses its partitions to the others"},
     {"budget", OPT_SIZE, F(budget), "auto", NULL, "SIZE|auto",
      "host memory the pipeline may hold (e.g. 48G); auto = total memory minus a margin"},
     {"backend", OPT_ENUM, F(backend), "auto", "cpu|gpu|auto", "cpu|gpu|auto",
