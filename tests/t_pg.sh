@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
-# t_pg.sh - `cuzk serve --store postgres://...` against a real PostgreSQL server that
-# tests/pg_server.sh starts in a temporary folder as an unprivileged user (SKIP when PostgreSQL
-# is not installed), on the CPU backend, black box:
-#   - submit/await (paths, and --upload of the witness bytes), both curves, several partitions:
-#     every proof passes `snarkjs groth16 verify`; the jobs, partitions and proofs are rows in
-#     the database (cuzk_jobs, cuzk_parts), the schema version is recorded;
-#   - an idempotency key returns the same job;
-#   - kill -9 mid-run, restart: every acknowledged job completes once, proofs verify;
-#   - PostgreSQL restarted during a run: the daemon reconnects, the job completes, nothing
-#     acknowledged is lost;
-#   - a second daemon on the same store is refused (one daemon per store), and so is a store
-#     URL of another kind; the URL's password never shows in the refusal.
+# t_pg.sh - `cuzk serve --store postgres://...`: three daemons (A, B, C) on the CPU backend
+# sharing one real PostgreSQL server that tests/pg_server.sh starts in a temporary folder as an
+# unprivileged user (SKIP when PostgreSQL is not installed), with --lease 3. Black box; every
+# proof is checked by `snarkjs groth16 verify`:
+#   - submit through A, await through B, status through C; uploaded witnesses through B,
+#     await through C; the rows in the database (proofs, who proved them, schema version 2,
+#     three hosts heartbeating);
+#   - two hosts submit with the same idempotency key at once: one job;
+#   - cancel through C of a job submitted through A: canceled everywhere, nothing committed
+#     afterwards;
+#   - kill -9 of the only host while it holds leases: the others (started afterwards) take the
+#     partitions over once the leases expire; each partition has exactly one committed proof;
+#   - SIGSTOP of the only host past its lease, another host finishes the job, SIGCONT: the
+#     stalled host's late results are refused and nothing it proved is stored;
+#   - PostgreSQL restarted during a run: the daemons reconnect, every acknowledged job
+#     completes; SIGTERM stops each daemon cleanly;
+#   - a store URL of another kind, and an unreachable server (its password never shown), are
+#     refused at start.
 # Usage: CUZK=bin/cuzk tests/t_pg.sh   (normally through tests/run.sh)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/dashboard/daemon_helpers.sh"
@@ -23,102 +29,172 @@ URL=$(tests/pg_server.sh start "$pgstate")
 rc=$?
 if [ $rc = 77 ]; then echo "$URL"; exit 77; fi
 if [ $rc != 0 ]; then echo "FAIL: could not start PostgreSQL"; exit 1; fi
-stop_pg() { tests/pg_server.sh stop "$pgstate"; }
-trap 'cleanup_daemon; stop_pg' EXIT
 PSQL=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)/psql
 sql() { "$PSQL" -X -q -A -t -d "$URL" -c "$1" 2>&1; }
 
-start_daemon a --store "$URL" || finish
-grep -q "store postgres" "$D_LOG"
-check "the daemon says it runs on the postgres store" [ $? = 0 ]
-
-# submit_await DESC FIXTURE N [submit options]: sets LAST_ID; checks every proof with snarkjs
-submit_await() {
-    local desc=$1 fx=$2 n=$3; shift 3
-    local w=() i id ok=1
-    for i in $(seq 1 "$n"); do w+=(--witness "$fx/witness.wtns"); done
-    id=$("$CUZK" submit --server "$D_ADDR" --zkey "$fx/circuit.zkey" "${w[@]}" "$@" 2> "$tmp/submit.err")
-    if [ -z "$id" ]; then fail "$desc: submit: $(cat "$tmp/submit.err")"; return 1; fi
-    if ! "$CUZK" await --server "$D_ADDR" --timeout 120 "$id" --out "$tmp/out-$id" > "$tmp/await.err" 2>&1; then
-        fail "$desc: await $id: $(cat "$tmp/await.err")"; return 1
-    fi
-    for i in $(seq 0 $((n - 1))); do
-        sj_verify "$fx/vk.json" "$tmp/out-$id/public-$i.json" "$tmp/out-$id/proof-$i.json" || { ok=0; cat "$tmp/.sj"; }
+declare -A PID ADDR
+# start_host NAME: a daemon on the shared store, data dir $tmp/NAME; sets PID[NAME], ADDR[NAME]
+start_host() {
+    local h=$1 i
+    mkdir -p "$tmp/$h"
+    rm -f "$tmp/$h/serve.addr"
+    "$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/$h" --backend cpu --threads 1 --store "$URL" --lease 3 \
+        >> "$tmp/$h.log" 2>&1 &
+    PID[$h]=$!
+    for i in $(seq 1 300); do
+        [ -s "$tmp/$h/serve.addr" ] && { ADDR[$h]=$(cat "$tmp/$h/serve.addr"); return 0; }
+        kill -0 "${PID[$h]}" 2> /dev/null || { fail "host $h exited during start-up"; tail -5 "$tmp/$h.log"; return 1; }
+        sleep 0.1
     done
-    check "$desc: $id, $n partition(s)${SNARKJS:+, snarkjs verifies all}" [ $ok = 1 ]
-    LAST_ID=$id
+    fail "host $h did not start"; return 1
+}
+stop_host() {
+    kill -TERM "${PID[$1]}" 2> /dev/null
+    wait "${PID[$1]}" 2> /dev/null
+    HOST_RC=$?
+    PID[$1]=
+}
+cleanup_all() {
+    local h
+    for h in "${!PID[@]}"; do
+        [ -n "${PID[$h]}" ] && { kill -CONT "${PID[$h]}"; kill -KILL "${PID[$h]}"; } 2> /dev/null
+    done
+    tests/pg_server.sh stop "$pgstate"
+}
+trap cleanup_all EXIT
+
+# submit HOST N FIXTURE [options]: prints the job id
+submit() {
+    local h=$1 n=$2 fx=$3 w=() i; shift 3
+    for i in $(seq 1 "$n"); do w+=(--witness "$fx/witness.wtns"); done
+    "$CUZK" submit --server "${ADDR[$h]}" --zkey "$fx/circuit.zkey" "${w[@]}" "$@" 2>> "$tmp/submit.err"
+}
+# await_verify HOST ID N FIXTURE: 0 when the job is done through HOST and snarkjs accepts every proof
+await_verify() {
+    local h=$1 id=$2 n=$3 fx=$4 i
+    rm -rf "$tmp/out-$id"
+    "$CUZK" await --server "${ADDR[$h]}" --timeout 120 "$id" --out "$tmp/out-$id" > "$tmp/await.err" 2>&1 ||
+        { cat "$tmp/await.err"; return 1; }
+    for i in $(seq 0 $((n - 1))); do
+        sj_verify "$fx/vk.json" "$tmp/out-$id/public-$i.json" "$tmp/out-$id/proof-$i.json" || { cat "$tmp/.sj"; return 1; }
+    done
+}
+# wait_leases PID: until that daemon holds a lease on an unproved partition (10 s at most)
+wait_leases() {
+    local i
+    for i in $(seq 1 200); do
+        [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE lease_host LIKE '%:$1' AND state = 0")" -gt 0 ] 2> /dev/null &&
+            return 0
+        sleep 0.05
+    done
+    return 1
 }
 
-submit_await "bn128 merkle on the postgres store" "$BN" 3 --idempotency-key pg-1
-first=$LAST_ID
-submit_await "bls12381 merkle, uploaded witnesses" "$BLS" 2 --upload
+start_host a && start_host b && start_host c || finish
+grep -q "store postgres" "$tmp/a.log"
+check "the daemons run on the postgres store" [ $? = 0 ]
 
-n=${first#j-}
-check "the job is a row of cuzk_jobs, done ($(sql "SELECT state FROM cuzk_jobs WHERE id = $n"))" \
-    [ "$(sql "SELECT state FROM cuzk_jobs WHERE id = $n")" = 2 ]
-check "its 3 proofs are in cuzk_parts" \
-    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = $n AND state = 6 AND proof LIKE '%pi_a%'")" = 3 ]
-check "the schema version is recorded" [ "$(sql "SELECT max(version) FROM cuzk_schema_versions")" = 1 ]
-again=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" --idempotency-key pg-1)
-check "the idempotency key returns the same job ($again)" [ "$again" = "$first" ]
+# ------------------------------------------------------------ any host serves any job
+id=$(submit a 3 "$BN" --idempotency-key pg-1)
+check "submit through A ($id)" [ -n "$id" ]
+check "await through B: 3 partitions${SNARKJS:+, snarkjs verifies all}" await_verify b "$id" 3 "$BN"
+D_ADDR=${ADDR[c]}
+api GET "/v1/jobs/$id"
+check "status through C: done, 3/3 ($(jget j.state) $(jget j.n_done))" [ "$(jget 'j.state + "/" + j.n_done')" = done/3 ]
+n=${id#j-}
+check "its 3 proofs are rows of cuzk_parts, each with the host that proved it" \
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = $n AND state = 6 AND proof LIKE '%pi_a%' AND proved_by LIKE '%:%'")" = 3 ]
+check "schema version 2 is recorded" [ "$(sql "SELECT max(version) FROM cuzk_schema_versions")" = 2 ]
+check "three hosts heartbeat ($(sql "SELECT count(*) FROM cuzk_hosts WHERE heartbeat_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint - 5000")) " \
+    [ "$(sql "SELECT count(*) FROM cuzk_hosts WHERE heartbeat_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint - 5000")" = 3 ]
+id=$(submit b 2 "$BLS" --upload)
+check "uploaded witnesses through B, await through C${SNARKJS:+, snarkjs verifies all}" await_verify c "$id" 2 "$BLS"
 
-# a second daemon on the same store is refused, and so is a store URL of another kind
-"$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/b" --backend cpu --store "$URL" > "$tmp/b.out" 2>&1 &
-bpid=$!
-for i in $(seq 1 100); do kill -0 $bpid 2> /dev/null || break; sleep 0.1; done
-if kill -0 $bpid 2> /dev/null; then kill -KILL $bpid; fail "a second daemon on the store kept running"; else
-    wait $bpid; brc=$?
-    grep -q "another cuzk daemon" "$tmp/b.out"
-    check "a second daemon on the same store is refused (exit $brc): $(head -c 160 "$tmp/b.out")" [ $? = 0 ] && [ $brc != 0 ]
-fi
-"$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/c" --backend cpu --store "mysql://x" > "$tmp/c.out" 2>&1
-check "a store URL of another kind is refused ($(head -c 120 "$tmp/c.out"))" grep -q "postgres://" "$tmp/c.out"
-"$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/c" --backend cpu \
-    --store "postgresql://cuzk:pw-s3cret@127.0.0.1:1/x?connect_timeout=2" > "$tmp/c.out" 2>&1
-crc=$?
-check "an unreachable server is refused without showing the password (exit $crc)" \
-    [ $crc != 0 ] && ! grep -q s3cret "$tmp/c.out" && grep -q "cannot connect" "$tmp/c.out"
+# ------------------------------------------------------------ one job per idempotency key
+submit a 2 "$BN" --idempotency-key race > "$tmp/race-a" &
+ra=$!
+submit c 2 "$BN" --idempotency-key race > "$tmp/race-c" &
+wait $ra; wait $!
+check "the same idempotency key through A and C at once: one job ($(cat "$tmp/race-a") $(cat "$tmp/race-c"))" \
+    [ -n "$(cat "$tmp/race-a")" ] && [ "$(cat "$tmp/race-a")" = "$(cat "$tmp/race-c")" ] &&
+    [ "$(sql "SELECT count(*) FROM cuzk_jobs WHERE idem = 'race'")" = 1 ]
+check "the raced job completes, awaited through B" await_verify b "$(cat "$tmp/race-a")" 2 "$BN"
 
-# kill -9 mid-run, restart on the same store: every acknowledged job completes once
-ids=()
-for j in 1 2 3; do
-    id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns" \
-        --witness "$BN/witness.wtns" --witness "$BN/witness.wtns" --idempotency-key "crash-$j")
-    [ -n "$id" ] && ids+=("$id")
+# ------------------------------------------------------------ cancel through another host
+big=$(submit a 16 "$BN")
+for i in $(seq 1 100); do
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${big#j-} AND state = 6")" -gt 0 ] 2> /dev/null && break
+    sleep 0.05
 done
-sleep 0.3
-kill_daemon
-check "3 jobs acknowledged before kill -9" [ ${#ids[@]} = 3 ]
-start_daemon a --store "$URL" || finish
-for id in "${ids[@]}"; do
-    ok=0
-    if "$CUZK" await --server "$D_ADDR" --timeout 120 "$id" --out "$tmp/out-$id" > /dev/null 2>&1; then
-        sj_verify "$BN/vk.json" "$tmp/out-$id/public-2.json" "$tmp/out-$id/proof-2.json" && ok=1
-    fi
-    check "$id completed after kill -9 and restart" [ $ok = 1 ]
-done
-check "no job was duplicated ($(sql "SELECT count(*) FROM cuzk_jobs WHERE idem LIKE 'crash-%'"))" \
-    [ "$(sql "SELECT count(*) FROM cuzk_jobs WHERE idem LIKE 'crash-%'")" = 3 ]
+"$CUZK" cancel --server "${ADDR[c]}" "$big" > /dev/null 2>&1
+check "cancel through C" [ $? = 0 ]
+"$CUZK" await --server "${ADDR[a]}" --timeout 30 "$big" > /dev/null 2>&1
+check "await through A says canceled (exit 5)" [ $? = 5 ]
+done1=$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${big#j-} AND state = 6")
+sleep 1
+done2=$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${big#j-} AND state = 6")
+check "nothing is committed after the cancel ($done1 then $done2 of 16)" [ "$done1" = "$done2" ] && [ "$done1" -lt 16 ] &&
+    [ "$done1" -gt 0 ]
 
-# PostgreSQL restarted during a run: the daemon reconnects, nothing acknowledged is lost
-w=()
-for i in 1 2 3 4 5 6; do w+=(--witness "$BN/witness.wtns"); done
-id=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" "${w[@]}")
+# ------------------------------------------------------------ kill -9 with leases held
+stop_host b
+stop_host c
+id=$(submit a 8 "$BN")
+wait_leases "${PID[a]}"
+check "A holds leases on $id" [ $? = 0 ]
+apid=${PID[a]}
+kill -KILL "$apid"; wait "$apid" 2> /dev/null; PID[a]=
+held=$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND lease_host LIKE '%:$apid' AND state = 0")
+start_host b && start_host c || finish
+check "after kill -9 of A (holding $held leases), B finishes $id${SNARKJS:+, snarkjs verifies all}" \
+    await_verify b "$id" 8 "$BN"
+check "each partition has exactly one committed proof" \
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND state = 6 AND proof IS NOT NULL")" = 8 ]
+check "A's lapsed leases were taken over with the next attempt ($held held)" \
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND lease_attempt >= 2 AND proved_by NOT LIKE '%:$apid'")" -ge "$held" ] && [ "$held" -gt 0 ]
+
+# ------------------------------------------------------------ SIGSTOP past the lease
+stop_host c
+id=$(submit b 8 "$BN")
+wait_leases "${PID[b]}"
+bpid=${PID[b]}
+kill -STOP "$bpid"
+check "B stopped (SIGSTOP) while it holds leases on $id" [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE lease_host LIKE '%:$bpid' AND state = 0")" -gt 0 ]
+start_host c || finish
+check "C finishes $id once B's leases lapse${SNARKJS:+, snarkjs verifies all}" await_verify c "$id" 8 "$BN"
+kill -CONT "$bpid"
+for i in $(seq 1 60); do grep -q "late result refused" "$tmp/b.log" && break; sleep 0.1; done
+check "B, resumed, has its late results refused" grep -q "late result refused" "$tmp/b.log"
+check "nothing B proved after its leases lapsed was stored: 8 proofs, none by B" \
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND state = 6")" = 8 ] &&
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND proved_by LIKE '%:$bpid'")" = 0 ]
+D_ADDR=${ADDR[b]}
+for i in $(seq 1 30); do api GET "/v1/jobs/$id"; [ "$(jget j.state)" = done ] && break; sleep 0.1; done
+check "B, resumed, sees the job done ($(jget j.state))" [ "$(jget j.state)" = done ]
+
+# ------------------------------------------------------------ PostgreSQL restarted mid-run
+start_host a || finish
+id=$(submit c 6 "$BN")
 sleep 0.2
 tests/pg_server.sh restart "$pgstate"
 check "PostgreSQL restarted during the run" [ $? = 0 ]
-id2=$("$CUZK" submit --server "$D_ADDR" --zkey "$BN/circuit.zkey" --witness "$BN/witness.wtns")
+id2=$(submit b 1 "$BN")
 check "a submission right after the restart is acknowledged ($id2)" [ -n "$id2" ]
-for x in "$id" "$id2"; do
-    ok=0
-    "$CUZK" await --server "$D_ADDR" --timeout 120 "$x" --out "$tmp/out-$x" > "$tmp/await.err" 2>&1 &&
-        sj_verify "$BN/vk.json" "$tmp/out-$x/public-0.json" "$tmp/out-$x/proof-0.json" && ok=1
-    check "$x completed across the PostgreSQL restart" [ $ok = 1 ]
+check "$id completes across the restart, awaited through A" await_verify a "$id" 6 "$BN"
+check "$id2 completes across the restart, awaited through C" await_verify c "$id2" 1 "$BN"
+check "the daemons reconnected" grep -q "reconnected" "$tmp/c.log"
+for h in a b c; do
+    stop_host $h
+    check "host $h stops cleanly on SIGTERM (exit $HOST_RC)" [ "$HOST_RC" = 0 ]
 done
-check "the daemon saw the connection go and reconnected" grep -q "reconnected" "$D_LOG"
-check "its proofs are in the database" \
-    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND state = 6")" = 6 ]
-stop_daemon
-check "the daemon stops cleanly on SIGTERM (exit $D_RC)" [ "$D_RC" = 0 ]
+
+# ------------------------------------------------------------ refused at start
+"$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/x" --backend cpu --store "mysql://x" > "$tmp/x.out" 2>&1
+check "a store URL of another kind is refused" grep -q "postgres://" "$tmp/x.out"
+"$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/x" --backend cpu \
+    --store "postgresql://cuzk:pw-s3cret@127.0.0.1:1/x?connect_timeout=2" > "$tmp/x.out" 2>&1
+xrc=$?
+check "an unreachable server is refused without showing the password (exit $xrc)" \
+    [ $xrc != 0 ] && ! grep -q s3cret "$tmp/x.out" && grep -q "cannot connect" "$tmp/x.out"
 
 finish
