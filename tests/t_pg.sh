@@ -3,9 +3,9 @@
 # sharing one real PostgreSQL server that tests/pg_server.sh starts in a temporary folder as an
 # unprivileged user (SKIP when PostgreSQL is not installed), with --lease 3. Black box; every
 # proof is checked by `snarkjs groth16 verify`:
-#   - submit through A, await through B, status through C; uploaded witnesses through B,
-#     await through C; the rows in the database (proofs, who proved them, schema version 2,
-#     three hosts heartbeating);
+#   - submit through A, await through B, status through C; uploaded witnesses through B (into
+#     the shared --upload-dir), await through C; the rows in the database (proofs, who proved
+#     them, schema version 2, three hosts heartbeating);
 #   - two hosts submit with the same idempotency key at once: one job;
 #   - cancel through C of a job submitted through A: canceled everywhere, nothing committed
 #     afterwards;
@@ -39,7 +39,7 @@ start_host() {
     mkdir -p "$tmp/$h"
     rm -f "$tmp/$h/serve.addr"
     "$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/$h" --backend cpu --threads 1 --store "$URL" --lease 3 \
-        >> "$tmp/$h.log" 2>&1 &
+        --upload-dir "$tmp/shared" >> "$tmp/$h.log" 2>&1 &
     PID[$h]=$!
     for i in $(seq 1 300); do
         [ -s "$tmp/$h/serve.addr" ] && { ADDR[$h]=$(cat "$tmp/$h/serve.addr"); return 0; }
@@ -109,6 +109,9 @@ check "three hosts heartbeat ($(sql "SELECT count(*) FROM cuzk_hosts WHERE heart
     [ "$(sql "SELECT count(*) FROM cuzk_hosts WHERE heartbeat_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint - 5000")" = 3 ]
 id=$(submit b 2 "$BLS" --upload)
 check "uploaded witnesses through B, await through C${SNARKJS:+, snarkjs verifies all}" await_verify c "$id" 2 "$BLS"
+check "the uploads are in the shared --upload-dir, named by the host" \
+    [ "$(sql "SELECT count(*) FROM cuzk_parts WHERE job = ${id#j-} AND witness LIKE '$tmp/shared/witness/w-%_${PID[b]}-%'")" = 2 ] &&
+    [ "$(ls "$tmp/shared/witness" | grep -c "_${PID[b]}-")" = 2 ]
 
 # ------------------------------------------------------------ one job per idempotency key
 submit a 2 "$BN" --idempotency-key race > "$tmp/race-a" &

@@ -93,6 +93,7 @@ int cmd_serve(int argc, char **argv)
     ec.data_dir = cfg.data;
     ec.store = cfg.store;
     ec.lease_s = cfg.lease;
+    ec.upload_dir = cfg.upload_dir;
     ec.budget_bytes = cfg.budget;
     ec.gpu_mem = cfg.gpu_mem;
     ec.batch_max = cfg.batch_max;

@@ -94,6 +94,9 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.batch_max = def.batch_max;
     snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
     e->cfg.data_dir = e->data_dir;
+    snprintf(e->upload_dir, sizeof e->upload_dir, "%s",
+             e->cfg.upload_dir && *e->cfg.upload_dir ? e->cfg.upload_dir : e->data_dir);
+    e->cfg.upload_dir = e->upload_dir;
     cuzk_err rc = eng_circuits_load(e, err);
     if (rc) {
         free(e->circuits);
@@ -101,8 +104,8 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         return rc;
     }
     char path[ENGINE_PATH_MAX + 32];
-    for (int d = 0; d < 2; d++) {
-        snprintf(path, sizeof path, "%s/%s", e->data_dir, d ? "input" : "witness");
+    for (int d = 0; d < 4; d++) {
+        snprintf(path, sizeof path, "%s/%s", d < 2 ? e->data_dir : e->upload_dir, d & 1 ? "input" : "witness");
         if (mkdir_p(path)) {
             cuzk_errf(err, CUZK_EIO, "data dir %s: cannot create: %s", e->data_dir, strerror(errno));
             free(e->circuits);
@@ -726,14 +729,20 @@ void engine_destroy(engine *e)
 
 /* ---- submission ---- */
 
-/* writes an uploaded witness (DATA/witness/w-*.wtns) or a circuit input (DATA/input/i-*.json)
- * into the data dir (fsync'd, so the journal never names a file that a crash lost) */
+/* writes an uploaded witness (UPLOAD/witness/w-*.wtns) or a circuit input (UPLOAD/input/i-*.json;
+ * UPLOAD = --upload-dir, by default the data dir), fsync'd, so the journal never names a file
+ * that a crash lost; the name holds the host, so hosts sharing the folder never collide */
 static cuzk_err witness_save(engine *e, int is_input, const uint8_t *data, size_t n, char *path, size_t cap,
                              char *err)
 {
     static _Atomic unsigned long counter;
-    snprintf(path, cap, "%s/%s-%lld-%d-%lu.%s", e->data_dir, is_input ? "input/i" : "witness/w",
-             (long long)eng_now_us(), (int)getpid(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
+    char host[64];
+    snprintf(host, sizeof host, "%s", e->host_id);
+    for (char *c = host; *c; c++)
+        if (*c == '/' || *c == ':')
+            *c = '_';
+    snprintf(path, cap, "%s/%s-%s-%lld-%lu.%s", e->upload_dir, is_input ? "input/i" : "witness/w", host,
+             (long long)eng_now_us(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return cuzk_errf(err, CUZK_EIO, "%s: cannot create: %s", path, strerror(errno));

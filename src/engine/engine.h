@@ -140,6 +140,9 @@ int engine_backend_from_name(const char *name, engine_backend_choice *out);
 typedef struct engine_config {
     const char *data_dir;      /* journal, uploaded witnesses, caches; created if missing.
                                   Default "cuzk-data" (relative to the working directory) */
+    const char *upload_dir;    /* where uploaded witnesses (witness/) and circuit inputs (input/)
+                                  are written; NULL or "" = data_dir. With a shared store, a folder
+                                  every host sees at the same path, so that any host can prove them */
     int lease_s;               /* with a shared (PostgreSQL) store: seconds a claim on a partition
                                   lasts unless renewed; default 30 */
     const char *store;         /* the job store: NULL or "" = the SQLite journal <data_dir>/journal.db;

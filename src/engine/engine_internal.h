@@ -141,6 +141,7 @@ typedef struct ebuf {
 struct engine {
     engine_config cfg;
     char data_dir[ENGINE_PATH_MAX];
+    char upload_dir[ENGINE_PATH_MAX]; /* cfg.upload_dir, or data_dir */
     store *st;
     budget bud;
     tracker *trk;

@@ -33,6 +33,10 @@ static const opt_def opts[] = {
      "URL) = jobs, partitions and proofs in that PostgreSQL database (tables cuzk_*, created and "
      "migrated by cuzk). Every daemon on one database serves the same jobs and claims their "
      "partitions under leases (docs/DAEMON.md: Many hosts)"},
+    {"upload-dir", OPT_STR, F(upload_dir), "", NULL, "DIR",
+     "where uploaded witnesses and circuit inputs are written (its witness/ and input/); empty = the "
+     "data dir. With a shared --store, a folder every host sees at the same path (NFS): a job "
+     "submitted through one host may be proved by any"},
     {"lease", OPT_INT, F(lease), "30", "1..3600", "SECONDS",
      "with a shared --store: how long a host's claim on a partition lasts unless it renews it "
      "(every third of this); a host silent for longer loses its partitions to the others"},
