@@ -5,7 +5,8 @@
 # proof is checked by `snarkjs groth16 verify`:
 #   - submit through A, await through B, status through C; uploaded witnesses through B (into
 #     the shared --upload-dir), await through C; the rows in the database (proofs, who proved
-#     them, schema version 2, three hosts heartbeating);
+#     them, schema version 2, three hosts heartbeating); the fleet in /status (every host,
+#     heartbeat age, which host proved each partition) and /metrics;
 #   - two hosts submit with the same idempotency key at once: one job;
 #   - cancel through C of a job submitted through A: canceled everywhere, nothing committed
 #     afterwards;
@@ -99,6 +100,7 @@ check "the daemons run on the postgres store" [ $? = 0 ]
 
 # ------------------------------------------------------------ any host serves any job
 id=$(submit a 3 "$BN" --idempotency-key pg-1)
+first=$id
 check "submit through A ($id)" [ -n "$id" ]
 check "await through B: 3 partitions${SNARKJS:+, snarkjs verifies all}" await_verify b "$id" 3 "$BN"
 D_ADDR=${ADDR[c]}
@@ -110,6 +112,15 @@ check "its 3 proofs are rows of cuzk_parts, each with the host that proved it" \
 check "schema version 2 is recorded" [ "$(sql "SELECT max(version) FROM cuzk_schema_versions")" = 2 ]
 check "three hosts heartbeat ($(sql "SELECT count(*) FROM cuzk_hosts WHERE heartbeat_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint - 5000")) " \
     [ "$(sql "SELECT count(*) FROM cuzk_hosts WHERE heartbeat_ms > (extract(epoch from clock_timestamp()) * 1000)::bigint - 5000")" = 3 ]
+api GET "/status"
+check "/status through C shows the fleet: 3 hosts, each with its heartbeat age, C itself among them" \
+    [ "$(jget 'j.store + " " + j.fleet.hosts.length + " " + j.fleet.hosts.every(h => h.heartbeat_age_s < 5 && h.devices === 1) + " " + j.fleet.hosts.filter(h => h.self).length')" = "postgres 3 true 1" ]
+api GET "/v1/jobs/$first"
+check "each partition says which host proved it ($(jget 'j.partitions.map(p => p.host).join(" ")'))" \
+    [ "$(jget 'j.partitions.every(p => /:[0-9]+$/.test(p.host))')" = true ]
+api GET "/metrics"
+check "/metrics: cuzk_fleet_hosts 3, and each host's leases, busy share and heartbeat age" \
+    bash -c "grep -q '^cuzk_fleet_hosts 3$' <<< \"\$1\" && [ \$(grep -c '^cuzk_fleet_host_heartbeat_age_seconds{host=' <<< \"\$1\") = 3 ]" _ "$BODY"
 id=$(submit b 2 "$BLS" --upload)
 check "uploaded witnesses through B, await through C${SNARKJS:+, snarkjs verifies all}" await_verify c "$id" 2 "$BLS"
 check "the uploads are in the shared --upload-dir, named by the host" \

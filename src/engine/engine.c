@@ -360,6 +360,7 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
     for (uint32_t i = 0; i < sj->n_parts; i++) {
         epart *p = &j->parts[i];
         snprintf(p->witness, sizeof p->witness, "%s", sp[i].witness);
+        snprintf(p->host, sizeof p->host, "%s", sp[i].host);
         p->owned = sp[i].owned;
         p->attempts = 0;
         if (sp[i].damaged && !why[0])
@@ -470,6 +471,7 @@ void eng_job_mirror(engine *e, const store_job *sj, const store_part *sp)
         epart *p = &j->parts[i];
         if (sp[i].state == PART_DONE && !sp[i].proof_damaged && !p->local && p->state != PART_DONE) {
             p->state = PART_DONE;
+            snprintf(p->host, sizeof p->host, "%s", sp[i].host);
             j->n_done++;
         }
     }

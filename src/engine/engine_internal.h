@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "engine/budget.h"
 #include "engine/engine.h"
 #include "engine/pqueue.h"
@@ -92,6 +94,7 @@ typedef struct epart {
     int local;                  /* 1 from this host's claim until its commit, drop or failure */
     int lease;                  /* fencing token of this host's lease on it (store_claim.attempt),
                                    0 when it holds none (never claimed, or the lease was lost) */
+    char host[128];             /* the host that proved it ("" unknown, or not done) */
 } epart;
 
 struct ejob {
@@ -271,6 +274,11 @@ cuzk_err fleet_commit(engine *e, epart *p, const char *proof_json, const char *p
 /* the partition left this host's pipeline (dropped, failed for good): its lease goes back.
    e->mu NOT held */
 void fleet_part_leave(engine *e, epart *p);
+/* the "fleet" object of /status: this host, its counters, every host heartbeating (with the
+   store's view of their devices' busy share, leases, keys, heartbeat age); e->mu NOT held */
+json_t *fleet_status_json(engine *e);
+/* the fleet's Prometheus lines, each handed to put; e->mu NOT held */
+void fleet_metrics(engine *e, void (*put)(void *ctx, const char *text), void *ctx);
 
 /* ---- keys.c ---- */
 /* bytes a key will take when loaded on the synthesis backend and n_dev device backends */

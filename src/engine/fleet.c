@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <jansson.h>
+
 #include "engine/engine_internal.h"
 #include "util/log.h"
 
@@ -224,7 +226,7 @@ static void fleet_renew(engine *e)
     atomic_store(&e->fleet_held, held);
 }
 
-static void fleet_beat(engine *e, int64_t *prev_busy, int64_t *prev_us)
+static void fleet_beat(engine *e)
 {
     store_host h;
     memset(&h, 0, sizeof h);
@@ -237,17 +239,12 @@ static void fleet_beat(engine *e, int64_t *prev_busy, int64_t *prev_us)
     snprintf(h.version, sizeof h.version, "cuzk");
     h.devices = e->n_dev;
     h.leases = atomic_load(&e->fleet_held);
-    int64_t busy = 0, nw = 0, now = eng_now_us();
-    for (int i = 0; i < e->n_workers; i++)
-        if (!strcmp(e->workers[i].kind, "device")) {
-            busy += atomic_load(&e->workers[i].busy_us);
-            nw++;
-        }
-    if (*prev_us && nw && now > *prev_us)
-        h.busy = (double)(busy - *prev_busy) / (double)((now - *prev_us) * nw);
+    /* the devices' busy share over the last 10 s (the tracker's timeline), as /status's
+       busy_ratio_10s */
+    int64_t now = eng_now_us();
+    for (int d = 0; d < e->n_dev && e->trk; d++)
+        h.busy += tracker_busy_ratio(e->trk, d, 10000000, now) / e->n_dev;
     h.busy = h.busy < 0 ? 0 : h.busy > 1 ? 1 : h.busy;
-    *prev_busy = busy;
-    *prev_us = now;
     char err[CUZK_ERRLEN];
     if (e->st->host_beat(e->st, &h, err))
         LOG(LOG_WARN, "fleet: heartbeat: %s", err);
@@ -256,7 +253,7 @@ static void fleet_beat(engine *e, int64_t *prev_busy, int64_t *prev_us)
 static void *fleet_main(void *arg)
 {
     engine *e = arg;
-    int64_t next_renew = 0, next_beat = 0, prev_busy = 0, prev_us = 0;
+    int64_t next_renew = 0, next_beat = 0;
     while (atomic_load(&e->running)) {
         int64_t now = mono_ms();
         if (now >= next_renew) {
@@ -264,7 +261,7 @@ static void *fleet_main(void *arg)
             next_renew = now + e->lease_ms / 3;
         }
         if (now >= next_beat) {
-            fleet_beat(e, &prev_busy, &prev_us);
+            fleet_beat(e);
             next_beat = now + FLEET_BEAT_MS;
         }
         fleet_sync(e);
@@ -334,4 +331,86 @@ void fleet_part_leave(engine *e, epart *p)
     char err[CUZK_ERRLEN];
     if (c.attempt && e->st->release(e->st, e->host_id, &c, err))
         LOG(LOG_WARN, "fleet: %s", err);
+}
+
+/* ---- what /status and /metrics show of the fleet ---- */
+
+#define FLEET_LIST_MAX 64
+
+static int fleet_hosts(engine *e, store_host *hs)
+{
+    int n = 0;
+    char err[CUZK_ERRLEN];
+    /* a host silent for 10 leases is gone: left out */
+    if (e->st->host_list(e->st, 10 * e->lease_ms, hs, FLEET_LIST_MAX, &n, err)) {
+        LOG(LOG_WARN, "fleet: %s", err);
+        return 0;
+    }
+    return n;
+}
+
+json_t *fleet_status_json(engine *e)
+{
+    store_host *hs = calloc(FLEET_LIST_MAX, sizeof *hs);
+    if (!hs)
+        return json_null();
+    int n = fleet_hosts(e, hs);
+    json_t *o = json_object(), *arr = json_array();
+    for (int i = 0; i < n; i++) {
+        json_t *keys = json_array();
+        for (char *k = hs[i].keys, *nl; k && *k; k = nl ? nl + 1 : NULL) {
+            nl = strchr(k, '\n');
+            json_array_append_new(keys, nl ? json_stringn(k, (size_t)(nl - k)) : json_string(k));
+        }
+        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:i,s:f,s:i,s:o,s:f,s:b}", "id", hs[i].id, "address",
+                                             hs[i].address, "version", hs[i].version, "devices", hs[i].devices,
+                                             "busy", hs[i].busy, "leases", hs[i].leases, "keys", keys,
+                                             "heartbeat_age_s", (double)hs[i].age_ms / 1000.0, "self",
+                                             !strcmp(hs[i].id, e->host_id)));
+    }
+    free(hs);
+    json_object_set_new(o, "host", json_string(e->host_id));
+    json_object_set_new(o, "lease_s", json_real((double)e->lease_ms / 1000.0));
+    json_object_set_new(o, "leases_held", json_integer(atomic_load(&e->fleet_held)));
+    json_object_set_new(o, "claims", json_integer(atomic_load(&e->fleet_claims)));
+    json_object_set_new(o, "late_commits_refused", json_integer(atomic_load(&e->fleet_refused)));
+    json_object_set_new(o, "leases_lost", json_integer(atomic_load(&e->fleet_lost)));
+    json_object_set_new(o, "hosts", arr);
+    return o;
+}
+
+/* Prometheus lines of the fleet, appended with put(ctx, line) */
+void fleet_metrics(engine *e, void (*put)(void *ctx, const char *text), void *ctx)
+{
+    store_host *hs = calloc(FLEET_LIST_MAX, sizeof *hs);
+    if (!hs)
+        return;
+    int n = fleet_hosts(e, hs);
+    char line[2048];
+    snprintf(line, sizeof line,
+             "# HELP cuzk_fleet_claims_total Partitions this host claimed from the shared store.\n"
+             "# TYPE cuzk_fleet_claims_total counter\ncuzk_fleet_claims_total %lld\n"
+             "# HELP cuzk_fleet_late_commits_refused_total Proofs refused because this host's lease was lost.\n"
+             "# TYPE cuzk_fleet_late_commits_refused_total counter\ncuzk_fleet_late_commits_refused_total %lld\n"
+             "# HELP cuzk_fleet_leases_lost_total Leases this host found taken over at renewal.\n"
+             "# TYPE cuzk_fleet_leases_lost_total counter\ncuzk_fleet_leases_lost_total %lld\n"
+             "# HELP cuzk_fleet_hosts Hosts heartbeating on the shared store.\n"
+             "# TYPE cuzk_fleet_hosts gauge\ncuzk_fleet_hosts %d\n",
+             (long long)atomic_load(&e->fleet_claims), (long long)atomic_load(&e->fleet_refused),
+             (long long)atomic_load(&e->fleet_lost), n);
+    put(ctx, line);
+    static const char *names[3] = {"cuzk_fleet_host_leases", "cuzk_fleet_host_busy_ratio",
+                                   "cuzk_fleet_host_heartbeat_age_seconds"};
+    static const char *helps[3] = {"Leases each host holds.", "Each host's devices' busy share.",
+                                   "Seconds since each host's last heartbeat."};
+    for (int m = 0; m < 3; m++) {
+        snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s gauge\n", names[m], helps[m], names[m]);
+        put(ctx, line);
+        for (int i = 0; i < n; i++) {
+            double v = m == 0 ? hs[i].leases : m == 1 ? hs[i].busy : (double)hs[i].age_ms / 1000.0;
+            snprintf(line, sizeof line, "%s{host=\"%s\"} %.3f\n", names[m], hs[i].id, v);
+            put(ctx, line);
+        }
+    }
+    free(hs);
 }

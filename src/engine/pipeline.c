@@ -938,6 +938,8 @@ static void *final_main(void *arg)
             e->parts_total[PART_DONE]++;
             j->n_done++;
             p->local = p->lease = 0;
+            if (e->fleet)
+                snprintf(p->host, sizeof p->host, "%s", e->host_id);
             last = e->fleet ? job_done : j->n_done == j->n_parts;
         }
         pthread_mutex_unlock(&e->mu);

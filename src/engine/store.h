@@ -58,6 +58,7 @@ typedef struct store_part {
                                      can be trusted) */
     int proof_damaged;            /* load_all: 1 when the record says DONE but its proof is missing or
                                      fails its checksum: the partition is not proved */
+    char host[128];               /* load_all: the host that proved it (a shared store), "" otherwise */
 } store_part;
 
 /* ---- the fleet: several daemons sharing one store (store_pg.c only) ----
@@ -83,7 +84,7 @@ typedef struct store_host {
     int devices;         /* logical devices */
     char keys[2048];     /* loaded proving keys, newline-separated paths */
     int leases;          /* leases held at the last heartbeat */
-    double busy;         /* device workers' busy share over the last heartbeat period, 0..1 */
+    double busy;         /* its devices' busy share over the last 10 s, 0..1 */
     int64_t heartbeat_ms;/* the store's clock at the last heartbeat (unix ms; host_list only) */
     int64_t age_ms;      /* now - heartbeat_ms on the store's clock (host_list only) */
 } store_host;

@@ -598,7 +598,7 @@ static cuzk_err load_where(store *s, const char *where, const char *const *param
         char qj[512], qp[512];
         snprintf(qj, sizeof qj, "SELECT " JOB_COLS " FROM cuzk_jobs WHERE %s ORDER BY id", where);
         snprintf(qp, sizeof qp,
-                 "SELECT " PART_COLS ", job, idx, proof, public, proof_crc FROM cuzk_parts"
+                 "SELECT " PART_COLS ", job, idx, proof, public, proof_crc, proved_by FROM cuzk_parts"
                  " WHERE job IN (SELECT id FROM cuzk_jobs WHERE %s) ORDER BY job, idx", where);
         if (!e)
             e = pg_run(p, &rj, "load jobs", 1, qj, params ? 2 : 0, params, err);
@@ -646,6 +646,8 @@ static cuzk_err load_where(store *s, const char *where, const char *const *param
             q->index = (uint32_t)idx;
             if (!q->damaged && q->state == 6 /* PART_DONE */)
                 q->proof_damaged = !pg_proof_ok(rp, k, 7);
+            if (!PQgetisnull(rp, k, 12))
+                snprintf(q->host, sizeof q->host, "%s", PQgetvalue(rp, k, 12));
             got++;
         }
         if (got != job->n_parts) {
