@@ -9,7 +9,8 @@
  *   - mirrors the store into the job table (eng_job_mirror): jobs submitted through other
  *     hosts, partitions they proved, jobs that ended (done, failed, canceled anywhere), so
  *     that status, await, cancel and proof fetch work through any host;
- *   - sleeps on the store's change notifications (LISTEN/NOTIFY), at most 200 ms.
+ *   - sleeps on the store's change notifications (LISTEN/NOTIFY), at most 200 ms; mirrors at
+ *     once after a notification, else once a second; claims after every wake-up.
  * The finalizer commits a proof under the lease (fleet_commit): refused when the lease was
  * taken over, so a host that stalled past its lease never commits late or twice. A
  * partition leaving the pipeline without a proof gives its lease back (fleet_part_leave);
@@ -253,7 +254,8 @@ static void fleet_beat(engine *e)
 static void *fleet_main(void *arg)
 {
     engine *e = arg;
-    int64_t next_renew = 0, next_beat = 0;
+    int64_t next_renew = 0, next_beat = 0, next_sync = 0;
+    int changed = 1;
     while (atomic_load(&e->running)) {
         int64_t now = mono_ms();
         if (now >= next_renew) {
@@ -264,7 +266,12 @@ static void *fleet_main(void *arg)
             fleet_beat(e);
             next_beat = now + FLEET_BEAT_MS;
         }
-        fleet_sync(e);
+        /* the mirror: at once when a change was announced, else once a second (a missed
+           notification costs at most that) */
+        if (changed || now >= next_sync) {
+            fleet_sync(e);
+            next_sync = now + 1000;
+        }
         for (;;) {
             pthread_mutex_lock(&e->mu);
             int room = local_count(e) < fleet_window(e);
@@ -274,7 +281,7 @@ static void *fleet_main(void *arg)
         }
         int64_t until = next_renew < next_beat ? next_renew : next_beat;
         int64_t wait = until - mono_ms();
-        e->st->wait_change(e->st, (int)(wait < 1 ? 1 : wait > FLEET_WAIT_MS ? FLEET_WAIT_MS : wait));
+        changed = e->st->wait_change(e->st, (int)(wait < 1 ? 1 : wait > FLEET_WAIT_MS ? FLEET_WAIT_MS : wait));
     }
     return NULL;
 }

@@ -165,6 +165,7 @@ static void part_fail(engine *e, epart *p, const char *msg)
     snprintf(p->error, sizeof p->error, "%s", msg);
     if (job_stopping(j)) {
         p->state = PART_CANCELED;
+        p->local = p->lease = 0; /* a stopped job's lease lapses */
         pthread_mutex_unlock(&e->mu);
         return;
     }
@@ -214,6 +215,7 @@ static void *dispatcher_main(void *arg)
             pq_pop(&e->sched);
             atomic_fetch_sub(&e->n_sched, 1);
             p->state = PART_CANCELED;
+            p->local = p->lease = 0; /* a stopped job's lease lapses */
             continue;
         }
         /* admission window: no more partitions between the scheduler and the devices
@@ -932,6 +934,7 @@ static void *final_main(void *arg)
         } else if (job_stopping(j)) {
             /* canceled (or failed) while this one was being finalized: it does not count */
             p->state = PART_CANCELED;
+            p->local = p->lease = 0;
             e->parts_total[PART_CANCELED]++;
         } else {
             p->state = PART_DONE;
