@@ -6,7 +6,8 @@
 #   - submit through A, await through B, status through C; uploaded witnesses through B (into
 #     the shared --upload-dir), await through C; the rows in the database (proofs, who proved
 #     them, schema version 2, three hosts heartbeating); the fleet in /status (every host,
-#     heartbeat age, which host proved each partition) and /metrics;
+#     heartbeat age, which host proved each partition), /metrics, `cuzk status` and the
+#     dashboard (headless Chromium, when installed);
 #   - two hosts submit with the same idempotency key at once: one job;
 #   - cancel through C of a job submitted through A: canceled everywhere, nothing committed
 #     afterwards;
@@ -121,6 +122,24 @@ check "each partition says which host proved it ($(jget 'j.partitions.map(p => p
 api GET "/metrics"
 check "/metrics: cuzk_fleet_hosts 3, and each host's leases, busy share and heartbeat age" \
     bash -c "grep -q '^cuzk_fleet_hosts 3$' <<< \"\$1\" && [ \$(grep -c '^cuzk_fleet_host_heartbeat_age_seconds{host=' <<< \"\$1\") = 3 ]" _ "$BODY"
+"$CUZK" status --server "${ADDR[b]}" > "$tmp/status.txt" 2>&1
+check "cuzk status through B lists the 3 hosts, B as this host" \
+    [ "$(grep -c ' ago' "$tmp/status.txt")" = 3 ] && grep -q "(this host)" "$tmp/status.txt"
+"$CUZK" status --server "${ADDR[b]}" "$first" > "$tmp/status.txt" 2>&1
+check "cuzk status ID says which host proved each partition" [ "$(grep -c 'proved by ' "$tmp/status.txt")" = 3 ]
+CHROME=
+for x in chromium chromium-browser google-chrome; do command -v $x > /dev/null && { CHROME=$(command -v $x); break; }; done
+if [ -n "$CHROME" ]; then
+    timeout 90 "$CHROME" --headless --no-sandbox --disable-gpu --disable-background-networking --disable-dev-shm-usage \
+        --no-first-run --user-data-dir="$tmp/chrome" --virtual-time-budget=3000 --dump-dom "http://${ADDR[c]}/" \
+        > "$tmp/dom.html" 2> "$tmp/chrome.err"
+    rows=$(node -e 'const h = require("fs").readFileSync(0, "utf8");
+        const m = h.match(/<tbody id="fleet">([\s\S]*?)<\/tbody>/); const box = /<section[^>]*id="fleet-box"[^>]*>/.exec(h);
+        console.log(m && box && !/hidden/.test(box[0]) ? (m[1].match(/<tr/g) || []).length + " " + (m[1].match(/this host/g) || []).length : "none")' < "$tmp/dom.html")
+    check "the dashboard of C (headless Chromium) shows the fleet: 3 hosts, one of them itself ($rows)" [ "$rows" = "3 1" ]
+else
+    echo "note: Chromium is not installed: the dashboard's fleet view is not checked"
+fi
 id=$(submit b 2 "$BLS" --upload)
 check "uploaded witnesses through B, await through C${SNARKJS:+, snarkjs verifies all}" await_verify c "$id" 2 "$BLS"
 check "the uploads are in the shared --upload-dir, named by the host" \
