@@ -637,6 +637,8 @@ cuzk_err engine_start(engine *e, char *err)
     pthread_mutex_lock(&e->mu);
     if (e->n_jobs)
         e->seq = e->seq > 0 ? e->seq : 1;
+    if (e->n_jobs && e->jobs[e->n_jobs - 1]->id > e->fleet_max_id)
+        e->fleet_max_id = e->jobs[e->n_jobs - 1]->id; /* the fleet's mirror goes on from here */
     pthread_mutex_unlock(&e->mu);
     if (rc.n_loaded)
         LOG(LOG_INFO, "journal: %d jobs, %d re-queued, %d failed on recovery", rc.n_loaded, rc.n_requeued,
