@@ -8,6 +8,8 @@
 #     them, schema version 2, three hosts heartbeating); the fleet in /status (every host,
 #     heartbeat age, which host proved each partition), /metrics, `cuzk status` and the
 #     dashboard (headless Chromium, when installed);
+#   - a stored proof damaged in the database: found by the host that hands it out, proved
+#     again by the fleet, await gets sound proofs;
 #   - two hosts submit with the same idempotency key at once: one job;
 #   - cancel through C of a job submitted through A: canceled everywhere, nothing committed
 #     afterwards;
@@ -122,6 +124,12 @@ check "each partition says which host proved it ($(jget 'j.partitions.map(p => p
 api GET "/metrics"
 check "/metrics: cuzk_fleet_hosts 3, and each host's leases, busy share and heartbeat age" \
     bash -c "grep -q '^cuzk_fleet_hosts 3$' <<< \"\$1\" && [ \$(grep -c '^cuzk_fleet_host_heartbeat_age_seconds{host=' <<< \"\$1\") = 3 ]" _ "$BODY"
+# a stored proof damaged behind the daemons' back: the host that hands it out finds it, the
+# partition is proved again (by whichever host claims it), and await through that host gets
+# sound proofs
+sql "UPDATE cuzk_parts SET proof = replace(proof, '1', '2') WHERE job = ${first#j-} AND idx = 1" > /dev/null
+check "await through C re-proves a damaged stored proof${SNARKJS:+, snarkjs verifies all}" await_verify c "$first" 3 "$BN"
+check "C found the damage and had the partition proved again" grep -q "partition 1: journal: the proof of job .* fails its checksum.*proving it again" "$tmp/c.log"
 "$CUZK" status --server "${ADDR[b]}" > "$tmp/status.txt" 2>&1
 check "cuzk status through B lists the 3 hosts, B as this host" \
     [ "$(grep -c ' ago' "$tmp/status.txt")" = 3 ] && grep -q "(this host)" "$tmp/status.txt"

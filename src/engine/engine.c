@@ -466,6 +466,17 @@ void eng_job_mirror(engine *e, const store_job *sj, const store_part *sp)
         pthread_mutex_unlock(&e->mu);
         return;
     }
+    if (j->state == JOB_DONE && sj->state == JOB_QUEUED) {
+        /* a host found a stored proof damaged and proves it again (part_reprove): not done */
+        for (uint32_t i = 0; i < j->n_parts; i++)
+            if (j->parts[i].state == PART_DONE && sp[i].state != PART_DONE) {
+                j->parts[i].state = PART_QUEUED;
+                j->parts[i].host[0] = 0;
+                j->n_done--;
+            }
+        j->state = JOB_QUEUED;
+        j->finished_ms = 0;
+    }
     /* what other hosts proved */
     for (uint32_t i = 0; i < j->n_parts; i++) {
         epart *p = &j->parts[i];

@@ -151,10 +151,16 @@ static int claim_one(engine *e)
     pthread_mutex_lock(&e->mu);
     ejob *j = eng_job_find_pull(e, ids);
     if (!j || terminal(j->state) || j->stopping || c.index >= j->n_parts) {
+        /* the table disagrees with the store (a done job proved again elsewhere, or one that
+           ended here but not yet there): the lease goes back, the job is read again, and
+           claiming waits for the next round */
+        int reread = j && j->state == JOB_DONE;
         pthread_mutex_unlock(&e->mu);
         if (e->st->release(e->st, e->host_id, &c, err))
             LOG(LOG_WARN, "fleet: %s", err);
-        return 1;
+        if (reread)
+            fleet_pull(e, c.job);
+        return 0;
     }
     epart *p = &j->parts[c.index];
     if (p->local) {
