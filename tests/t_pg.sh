@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # t_pg.sh - `cuzk serve --store postgres://...`: three daemons (A, B, C) on the CPU backend
 # sharing one real PostgreSQL server that tests/pg_server.sh starts in a temporary folder as an
-# unprivileged user (SKIP when PostgreSQL is not installed), with --lease 3. Black box; every
-# proof is checked by `snarkjs groth16 verify`:
+# unprivileged user (SKIP when PostgreSQL is not installed), with --lease 3 (C: store, lease and
+# upload-dir from its config file). Black box; every proof is checked by `snarkjs groth16
+# verify`:
 #   - submit through A, await through B, status through C; uploaded witnesses through B (into
 #     the shared --upload-dir), await through C; the rows in the database (proofs, who proved
 #     them, schema version 2, three hosts heartbeating); the fleet in /status (every host,
@@ -45,8 +46,14 @@ start_host() {
     local h=$1 i
     mkdir -p "$tmp/$h"
     rm -f "$tmp/$h/serve.addr"
-    "$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/$h" --backend cpu --threads 1 --store "$URL" --lease 3 \
-        --upload-dir "$tmp/shared" >> "$tmp/$h.log" 2>&1 &
+    if [ "$h" = c ]; then # C reads the store from its config file
+        printf 'store = %s\nlease = 3\nupload-dir = %s\n' "$URL" "$tmp/shared" > "$tmp/c.conf"
+        "$CUZK" serve --config "$tmp/c.conf" --listen 127.0.0.1:0 --data "$tmp/$h" --backend cpu --threads 1 \
+            >> "$tmp/$h.log" 2>&1 &
+    else
+        "$CUZK" serve --listen 127.0.0.1:0 --data "$tmp/$h" --backend cpu --threads 1 --store "$URL" --lease 3 \
+            --upload-dir "$tmp/shared" >> "$tmp/$h.log" 2>&1 &
+    fi
     PID[$h]=$!
     for i in $(seq 1 300); do
         [ -s "$tmp/$h/serve.addr" ] && { ADDR[$h]=$(cat "$tmp/$h/serve.addr"); return 0; }
@@ -100,6 +107,7 @@ wait_leases() {
 start_host a && start_host b && start_host c || finish
 grep -q "store postgres" "$tmp/a.log"
 check "the daemons run on the postgres store" [ $? = 0 ]
+check "C took store and lease from its config file" grep -q "shares the store (lease 3 s)" "$tmp/c.log"
 
 # ------------------------------------------------------------ any host serves any job
 id=$(submit a 3 "$BN" --idempotency-key pg-1)
