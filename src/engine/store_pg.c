@@ -7,7 +7,11 @@
  *   cuzk_jobs(id bigserial PRIMARY KEY, kind, priority, state, zkey, idem UNIQUE (NULL for
  *             none), n_parts, submitted_ms, finished_ms, fetched_ms, error, circuit, crc)
  *   cuzk_parts(job REFERENCES cuzk_jobs ON DELETE CASCADE, idx, state, attempts, owned,
- *              witness, proof, public, crc, proof_crc, PRIMARY KEY(job, idx))
+ *              witness, proof, public, crc, proof_crc, PRIMARY KEY(job, idx),
+ *              lease_host, lease_until, lease_attempt, proved_by)       (version 2)
+ *   cuzk_hosts(id PRIMARY KEY, address, version, devices, keys, leases, busy, started_ms,
+ *              heartbeat_ms)                                            (version 2)
+ * Version 1 (one daemon) had neither leases nor hosts; opening it adds them.
  * Opening creates or migrates the schema in one transaction under a transaction-level
  * advisory lock (two daemons starting at once do it once), and refuses a schema newer than
  * this binary knows: an older cuzk must not write rows whose meaning it does not know.
@@ -21,10 +25,12 @@
  * files; initdb --data-checksums is its page-level equivalent), and writes are durable
  * when the server's synchronous_commit says so (on by default).
  *
- * One daemon per store (for now). Opening takes a session-level advisory lock
- * (PG_OWNER_LOCK) and refuses, saying so, when another daemon holds it: until the engine
- * claims partitions through the store, two daemons on one store would each prove and
- * expire every job. The lock is taken again after a reconnection.
+ * Shared or owned. `cuzk serve` opens the store shared (store_pg_open(shared = 1)): every
+ * daemon on it claims partitions through the fleet functions (store_pg_fleet.c), and
+ * insert, cancel and the end of a job are announced with pg_notify. Opened owned
+ * (shared = 0), it takes a session-level advisory lock (PG_OWNER_LOCK) and refuses, saying
+ * so, when another daemon holds it; the lock is taken again after a reconnection. Without
+ * the fleet functions, two daemons on one store would each prove and expire every job.
  *
  * Reconnection. A statement that fails because the connection is gone (the server
  * restarted, a network cut) is retried on a fresh connection for up to PG_RETRY_S seconds.
