@@ -11,8 +11,10 @@ BUILD   ?= build
 CC      ?= cc
 OPT     ?= -O3 -march=native
 SAN     ?=
-CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -Isrc -pthread -g $(OPT) $(SAN) $(EXTRA_CFLAGS)
-LDLIBS  := -lmicrohttpd -ljansson -lsqlite3 -lm -pthread
+# libpq (the PostgreSQL store): its headers live in their own folder (Debian: /usr/include/postgresql)
+PQ_INC  ?= $(shell pkg-config --cflags-only-I libpq 2>/dev/null || echo -I$$(pg_config --includedir 2>/dev/null))
+CFLAGS  := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation -Isrc $(PQ_INC) -pthread -g $(OPT) $(SAN) $(EXTRA_CFLAGS)
+LDLIBS  := -lmicrohttpd -ljansson -lsqlite3 -lpq -lm -pthread
 
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || ls /usr/local/cuda/bin/nvcc 2>/dev/null)
 ifeq ($(NO_CUDA),1)

@@ -16,9 +16,10 @@ fi
 # from another source that already provides node and npm is kept: python3 (generator scripts,
 # test helpers), node + npm (snarkjs, circom2), chromium (dashboard test), curl (daemon suites),
 # taskset (benchmarks), clang with its sanitizer and libFuzzer runtimes (libclang-rt-dev, only
-# recommended by clang) for make fuzz and tests/t_fuzz.sh.
+# recommended by clang) for make fuzz and tests/t_fuzz.sh; postgresql (its server programs, for
+# the tests of the PostgreSQL store: tests/pg_server.sh starts a throwaway server).
 libs="build-essential pkg-config libmicrohttpd-dev libjansson-dev libsqlite3-dev libpq-dev ca-certificates
-      libclang-rt-dev"
+      libclang-rt-dev postgresql"
 cmds="python3:python3 node:nodejs npm:npm chromium:chromium curl:curl git:git taskset:util-linux
       pgrep:procps /usr/bin/time:time clang:clang"
 

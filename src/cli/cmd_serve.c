@@ -91,6 +91,9 @@ int cmd_serve(int argc, char **argv)
     engine_config ec;
     engine_config_defaults(&ec);
     ec.data_dir = cfg.data;
+    ec.store = cfg.store;
+    ec.lease_s = cfg.lease;
+    ec.upload_dir = cfg.upload_dir;
     ec.budget_bytes = cfg.budget;
     ec.gpu_mem = cfg.gpu_mem;
     ec.batch_max = cfg.batch_max;
@@ -144,12 +147,13 @@ int cmd_serve(int argc, char **argv)
         goto out;
     }
     actx.listen = http_server_addr(srv);
+    engine_set_address(eng, actx.listen);
 
     char addr_path[600];
     snprintf(addr_path, sizeof addr_path, "%s/serve.addr", cfg.data);
     write_file_atomic(addr_path, actx.listen);
-    LOG(LOG_INFO, "cuzk serve: listening on %s (data %s, backend %s)", actx.listen, cfg.data,
-        cfg.backend);
+    LOG(LOG_INFO, "cuzk serve: listening on %s (data %s, store %s, backend %s)", actx.listen, cfg.data,
+        cfg.store[0] ? "postgres" : "sqlite", cfg.backend);
 
     int sig = 0;
     while (sigwait(&sigs, &sig) != 0)

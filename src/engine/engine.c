@@ -96,6 +96,9 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         e->cfg.retry_max_ms = def.retry_max_ms;
     snprintf(e->data_dir, sizeof e->data_dir, "%s", e->cfg.data_dir);
     e->cfg.data_dir = e->data_dir;
+    snprintf(e->upload_dir, sizeof e->upload_dir, "%s",
+             e->cfg.upload_dir && *e->cfg.upload_dir ? e->cfg.upload_dir : e->data_dir);
+    e->cfg.upload_dir = e->upload_dir;
     cuzk_err rc = eng_circuits_load(e, err);
     if (rc) {
         free(e->circuits);
@@ -103,8 +106,8 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         return rc;
     }
     char path[ENGINE_PATH_MAX + 32];
-    for (int d = 0; d < 2; d++) {
-        snprintf(path, sizeof path, "%s/%s", e->data_dir, d ? "input" : "witness");
+    for (int d = 0; d < 4; d++) {
+        snprintf(path, sizeof path, "%s/%s", d < 2 ? e->data_dir : e->upload_dir, d & 1 ? "input" : "witness");
         if (mkdir_p(path)) {
             cuzk_errf(err, CUZK_EIO, "data dir %s: cannot create: %s", e->data_dir, strerror(errno));
             free(e->circuits);
@@ -113,8 +116,20 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         }
     }
     snprintf(path, sizeof path, "%s/journal.db", e->data_dir);
-    rc = store_sqlite_open(&e->st, path, err);
-    if (rc == CUZK_EFORMAT) {
+    if (e->cfg.store && *e->cfg.store && !store_is_pg_url(e->cfg.store)) {
+        cuzk_errf(err, CUZK_EINVAL, "store '%.200s': expected a postgres:// or postgresql:// URL (or nothing: "
+                  "the SQLite journal in the data dir)", e->cfg.store);
+        free(e->circuits);
+        free(e);
+        return CUZK_EINVAL;
+    }
+    int on_pg = e->cfg.store && *e->cfg.store;
+    if (on_pg)
+        rc = store_pg_open(&e->st, e->cfg.store, 1, err);
+    else
+        rc = store_sqlite_open(&e->st, path, err);
+    e->cfg.store = NULL; /* the caller's string is not kept */
+    if (rc == CUZK_EFORMAT && !on_pg) {
         char why[CUZK_ERRLEN];
         snprintf(why, sizeof why, "%s", err);
         cuzk_errf(err, rc, "%.250s. Refusing to start on a damaged journal: `cuzk journal check --data %.100s` "
@@ -126,6 +141,11 @@ cuzk_err engine_create(engine **out, const engine_config *cfg, char *err)
         free(e);
         return rc;
     }
+    e->fleet = e->st->claim != NULL;
+    e->lease_ms = (int64_t)(e->cfg.lease_s > 0 ? e->cfg.lease_s : 30) * 1000;
+    char hn[64] = "host";
+    gethostname(hn, sizeof hn - 1);
+    snprintf(e->host_id, sizeof e->host_id, "%s:%ld", hn, (long)getpid());
     budget_init(&e->bud, e->cfg.budget_bytes ? e->cfg.budget_bytes : auto_budget());
     pthread_mutex_init(&e->mu, NULL);
     pthread_mutex_init(&e->rq_mu, NULL);
@@ -289,7 +309,7 @@ cuzk_err eng_job_requeue(engine *e, ejob *j, char *err)
     }
     pthread_mutex_lock(&e->mu);
     job_sizes(e, j, &z, wmax);
-    for (uint32_t i = 0; i < j->n_parts && !j->stopping; i++) {
+    for (uint32_t i = 0; i < j->n_parts && !j->stopping && !e->fleet; i++) {
         epart *p = &j->parts[i];
         if (p->state != PART_QUEUED)
             continue;
@@ -343,6 +363,7 @@ static void recover_one(void *vctx, const store_job *sj, const store_part *sp)
     for (uint32_t i = 0; i < sj->n_parts; i++) {
         epart *p = &j->parts[i];
         snprintf(p->witness, sizeof p->witness, "%s", sp[i].witness);
+        snprintf(p->host, sizeof p->host, "%s", sp[i].host);
         p->owned = sp[i].owned;
         p->attempts = 0;
         if (sp[i].damaged && !why[0])
@@ -393,6 +414,14 @@ add:
         return;
     /* acknowledged and not finished: prove what is missing */
     j->state = JOB_QUEUED;
+    if (e->fleet) {
+        /* the hosts of the fleet claim its partitions from the store */
+        if (j->n_done == j->n_parts)
+            eng_job_finish(e, j, JOB_DONE, "");
+        else
+            rc->n_requeued++;
+        return;
+    }
     if (j->n_done == j->n_parts) {
         eng_job_finish(e, j, JOB_DONE, "");
         return;
@@ -413,6 +442,84 @@ add:
         return;
     }
     rc->n_requeued++;
+}
+
+void eng_job_mirror(engine *e, const store_job *sj, const store_part *sp)
+{
+    char ids[ENGINE_ID_LEN];
+    snprintf(ids, sizeof ids, "j-%lld", (long long)sj->id);
+    pthread_mutex_lock(&e->submit_mu); /* a job this host is submitting is added by engine_submit */
+    pthread_mutex_lock(&e->mu);
+    if (sj->id > e->fleet_max_id)
+        e->fleet_max_id = sj->id;
+    ejob *j = eng_job_find(e, ids);
+    if (!j) {
+        pthread_mutex_unlock(&e->mu);
+        recover_ctx rc = {e, 0, 0, 0, 0, 0};
+        recover_one(&rc, sj, sp);
+        pthread_mutex_lock(&e->mu);
+        if ((j = eng_job_find(e, ids)) && !sj->damaged)
+            e->jobs_total[j->kind][JOB_QUEUED]++;
+        pthread_mutex_unlock(&e->mu);
+        pthread_mutex_unlock(&e->submit_mu);
+        return;
+    }
+    pthread_mutex_unlock(&e->submit_mu);
+    if (sj->damaged || j->state == JOB_FAILED || j->state == JOB_CANCELED || sj->n_parts != j->n_parts) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    if (j->state == JOB_DONE && sj->state == JOB_QUEUED) {
+        /* a host found a stored proof damaged and proves it again (part_reprove): not done */
+        for (uint32_t i = 0; i < j->n_parts; i++)
+            if (j->parts[i].state == PART_DONE && sp[i].state != PART_DONE) {
+                j->parts[i].state = PART_QUEUED;
+                j->parts[i].host[0] = 0;
+                j->n_done--;
+            }
+        j->state = JOB_QUEUED;
+        j->finished_ms = 0;
+    }
+    /* what other hosts proved */
+    for (uint32_t i = 0; i < j->n_parts; i++) {
+        epart *p = &j->parts[i];
+        if (sp[i].state == PART_DONE && !sp[i].proof_damaged && !p->local && p->state != PART_DONE) {
+            p->state = PART_DONE;
+            snprintf(p->host, sizeof p->host, "%s", sp[i].host);
+            j->n_done++;
+        }
+    }
+    if (sj->fetched_ms && !j->fetched_ms)
+        j->fetched_ms = sj->fetched_ms;
+    engine_job_state st = (engine_job_state)sj->state;
+    if (!is_terminal(st) || is_terminal(j->state)) {
+        pthread_mutex_unlock(&e->mu);
+        return;
+    }
+    /* ended on another host (done, failed, canceled): in-flight partitions here stop */
+    j->state = st;
+    j->finished_ms = sj->finished_ms;
+    snprintf(j->error, sizeof j->error, "%s", sj->error);
+    if (st != JOB_DONE) {
+        __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
+        pipeline_remove_job_locked(e, j);
+    }
+    e->jobs_total[j->kind][st]++;
+    pthread_cond_broadcast(&e->cv_job);
+    pthread_mutex_unlock(&e->mu);
+    LOG(LOG_INFO, "%s %s%s%s", ids, engine_job_state_name(st), sj->error[0] ? ": " : "", sj->error);
+}
+
+ejob *eng_job_find_pull(engine *e, const char *id)
+{
+    ejob *j = eng_job_find(e, id);
+    int64_t v = id_parse(id);
+    if (j || !e->fleet || v <= 0)
+        return j;
+    pthread_mutex_unlock(&e->mu);
+    fleet_pull(e, v);
+    pthread_mutex_lock(&e->mu);
+    return eng_job_find(e, id);
 }
 
 /* ---- janitor: expiry of proofs ---- */
@@ -550,6 +657,8 @@ cuzk_err engine_start(engine *e, char *err)
     pthread_mutex_lock(&e->mu);
     if (e->n_jobs)
         e->seq = e->seq > 0 ? e->seq : 1;
+    if (e->n_jobs && e->jobs[e->n_jobs - 1]->id > e->fleet_max_id)
+        e->fleet_max_id = e->jobs[e->n_jobs - 1]->id; /* the fleet's mirror goes on from here */
     pthread_mutex_unlock(&e->mu);
     if (rc.n_loaded)
         LOG(LOG_INFO, "journal: %d jobs, %d re-queued, %d failed on recovery", rc.n_loaded, rc.n_requeued,
@@ -559,6 +668,10 @@ cuzk_err engine_start(engine *e, char *err)
             "damaged record (cuzk journal check)", rc.n_reprove, rc.n_damaged);
     eng_witgen_sweep(e);
     if ((r = pipeline_start(e, err))) {
+        engine_stop(e);
+        return r;
+    }
+    if (e->fleet && (r = fleet_start(e, err))) {
         engine_stop(e);
         return r;
     }
@@ -582,6 +695,8 @@ void engine_stop(engine *e)
     if (!e)
         return;
     pipeline_stop(e);
+    if (e->fleet)
+        fleet_stop(e);
     pthread_mutex_lock(&e->mu);
     e->running = 0;
     pthread_cond_broadcast(&e->cv_janitor);
@@ -592,6 +707,13 @@ void engine_stop(engine *e)
         e->janitor_started = 0;
     }
     e->started = 0;
+}
+
+void engine_set_address(engine *e, const char *addr)
+{
+    pthread_mutex_lock(&e->mu);
+    snprintf(e->host_addr, sizeof e->host_addr, "%s", addr ? addr : "");
+    pthread_mutex_unlock(&e->mu);
 }
 
 void engine_destroy(engine *e)
@@ -632,14 +754,20 @@ void engine_destroy(engine *e)
 
 /* ---- submission ---- */
 
-/* writes an uploaded witness (DATA/witness/w-*.wtns) or a circuit input (DATA/input/i-*.json)
- * into the data dir (fsync'd, so the journal never names a file that a crash lost) */
+/* writes an uploaded witness (UPLOAD/witness/w-*.wtns) or a circuit input (UPLOAD/input/i-*.json;
+ * UPLOAD = --upload-dir, by default the data dir), fsync'd, so the journal never names a file
+ * that a crash lost; the name holds the host, so hosts sharing the folder never collide */
 static cuzk_err witness_save(engine *e, int is_input, const uint8_t *data, size_t n, char *path, size_t cap,
                              char *err)
 {
     static _Atomic unsigned long counter;
-    snprintf(path, cap, "%s/%s-%lld-%d-%lu.%s", e->data_dir, is_input ? "input/i" : "witness/w",
-             (long long)eng_now_us(), (int)getpid(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
+    char host[64];
+    snprintf(host, sizeof host, "%s", e->host_id);
+    for (char *c = host; *c; c++)
+        if (*c == '/' || *c == ':')
+            *c = '_';
+    snprintf(path, cap, "%s/%s-%s-%lld-%lu.%s", e->upload_dir, is_input ? "input/i" : "witness/w", host,
+             (long long)eng_now_us(), atomic_fetch_add(&counter, 1), is_input ? "json" : "wtns");
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
     if (fd < 0)
         return cuzk_errf(err, eng_errno_code(errno), "%s: cannot create: %s", path, strerror(errno));
@@ -892,6 +1020,8 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         pthread_mutex_unlock(&e->submit_mu);
         if (!rc)
             snprintf(id, ENGINE_ID_LEN, "j-%lld", (long long)sj.id);
+        if (!rc && e->fleet)
+            fleet_pull(e, sj.id); /* another host's job: status, await, proofs work here too */
         goto fail; /* also the cleanup path for an existing key */
     }
     j->id = sj.id;
@@ -918,7 +1048,9 @@ cuzk_err engine_submit(engine *e, const engine_job_spec *spec, char id[ENGINE_ID
         return cuzk_errf(err, CUZK_ENOMEM, "out of memory (job j-%lld is journaled)", (long long)sj.id);
     }
     e->jobs_total[j->kind][JOB_QUEUED]++;
-    for (size_t i = 0; i < n; i++) {
+    if (sj.id > e->fleet_max_id)
+        e->fleet_max_id = sj.id;
+    for (size_t i = 0; i < n && !e->fleet; i++) { /* a fleet's hosts claim them from the store */
         j->parts[i].seq = ++e->seq;
         pipeline_enqueue(e, &j->parts[i]);
     }
@@ -946,7 +1078,7 @@ fail:
 cuzk_err engine_get_job(engine *e, const char *id, engine_job_info *out, char *err)
 {
     pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
+    ejob *j = eng_job_find_pull(e, id);
     if (j)
         info_fill(j, out);
     pthread_mutex_unlock(&e->mu);
@@ -966,7 +1098,7 @@ cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_i
     cuzk_err rc;
     pthread_mutex_lock(&e->mu);
     for (;;) {
-        ejob *j = eng_job_find(e, id);
+        ejob *j = eng_job_find_pull(e, id);
         if (!j) {
             rc = cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");
             break;
@@ -998,7 +1130,7 @@ cuzk_err engine_wait(engine *e, const char *id, int64_t timeout_ms, engine_job_i
 cuzk_err engine_cancel(engine *e, const char *id, char *err)
 {
     pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
+    ejob *j = eng_job_find_pull(e, id);
     if (!j) {
         pthread_mutex_unlock(&e->mu);
         return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s", id ? id : "(null)");

@@ -162,6 +162,14 @@ int engine_backend_from_name(const char *name, engine_backend_choice *out);
 typedef struct engine_config {
     const char *data_dir;      /* journal, uploaded witnesses, caches; created if missing.
                                   Default "cuzk-data" (relative to the working directory) */
+    const char *upload_dir;    /* where uploaded witnesses (witness/) and circuit inputs (input/)
+                                  are written; NULL or "" = data_dir. With a shared store, a folder
+                                  every host sees at the same path, so that any host can prove them */
+    int lease_s;               /* with a shared (PostgreSQL) store: seconds a claim on a partition
+                                  lasts unless renewed; default 30 */
+    const char *store;         /* the job store: NULL or "" = the SQLite journal <data_dir>/journal.db;
+                                  a postgres:// or postgresql:// URL = that PostgreSQL database
+                                  (store_pg.c; witnesses stay in data_dir) */
     uint64_t budget_bytes;     /* host memory budget in bytes; 0 = auto (total RAM minus
                                   ENGINE_BUDGET_MARGIN, at least 256 MiB) */
     engine_backend_choice backend;
@@ -229,6 +237,8 @@ cuzk_err engine_start(engine *e, char *err);
 /* Stops accepting, lets running partitions end (their work is redone after a restart),
  * joins all threads. Idempotent. */
 void engine_stop(engine *e);
+/* tells the engine where its API listens (shown to the other hosts of a shared store) */
+void engine_set_address(engine *e, const char *addr);
 /* engine_stop if needed, then frees everything. NULL is ignored. */
 void engine_destroy(engine *e);
 

@@ -18,6 +18,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "engine/budget.h"
 #include "engine/engine.h"
 #include "engine/pqueue.h"
@@ -97,6 +99,11 @@ typedef struct epart {
                                    partition's proof is stored */
     int pauses_total;           /* transient failures in all */
     int64_t resume_ms;          /* unix ms when a PART_PAUSED partition goes back to the scheduler */
+    /* fleet (a shared store, fleet.c; e->mu): */
+    int local;                  /* 1 from this host's claim until its commit, drop or failure */
+    int lease;                  /* fencing token of this host's lease on it (store_claim.attempt),
+                                   0 when it holds none (never claimed, or the lease was lost) */
+    char host[128];             /* the host that proved it ("" unknown, or not done) */
 } epart;
 
 /* a finalize queue: a singly linked list through epart.fq_next (fq_mu) */
@@ -163,6 +170,7 @@ typedef struct ebuf {
 struct engine {
     engine_config cfg;
     char data_dir[ENGINE_PATH_MAX];
+    char upload_dir[ENGINE_PATH_MAX]; /* cfg.upload_dir, or data_dir */
     store *st;
     budget bud;
     tracker *trk;
@@ -245,6 +253,19 @@ struct engine {
     uint64_t parts_total[PART_CANCELED + 1];
     uint64_t retries, verify_failures;
 
+    /* fleet: several daemons sharing one store (fleet.c). fleet = 1 when the store is shared:
+       then partitions enter the scheduler only when this host claims them in the store */
+    int fleet;
+    char host_id[128];          /* "<hostname>:<pid>" */
+    char host_addr[256];        /* where the API listens (engine_set_address), "" before */
+    int64_t lease_ms;           /* lease length (cfg.lease_s) */
+    int64_t fleet_max_id;       /* highest job id mirrored from the store (e->mu) */
+    pthread_t fleet_thread;
+    int fleet_started;
+    _Atomic int64_t fleet_claims, fleet_refused, fleet_lost; /* counters: claims made, late
+                                   commits refused, leases found lost at renewal */
+    _Atomic int fleet_held;     /* leases held at the last renewal */
+
     /* registered circuits (engine_witgen.c), fixed after engine_create */
     witgen_circuit *circuits;
     size_t n_circuits;
@@ -267,6 +288,33 @@ void eng_job_finish(engine *e, ejob *j, engine_job_state st, const char *error);
  * and a partition proved again after its stored proof was found damaged); e->mu NOT held.
  * Fails when the key cannot be opened. */
 cuzk_err eng_job_requeue(engine *e, ejob *j, char *err);
+
+/* Mirrors a job of the shared store into the table (fleet.c's sync and pulls): adds it when
+ * it is not there (nothing is enqueued: partitions come through claims), else takes over
+ * what other hosts did (partitions proved, the job ended). e->mu NOT held. */
+void eng_job_mirror(engine *e, const store_job *sj, const store_part *sp);
+/* eng_job_find, and in a fleet a job another host took in is fetched from the store first
+   (e->mu held; released and taken again around the fetch) */
+ejob *eng_job_find_pull(engine *e, const char *id);
+
+/* ---- fleet.c ---- */
+cuzk_err fleet_start(engine *e, char *err);
+/* stops the fleet thread and gives back every lease held (after pipeline_stop) */
+void fleet_stop(engine *e);
+/* fetches job id from the store into the table (eng_job_mirror); e->mu NOT held */
+void fleet_pull(engine *e, int64_t id);
+/* Commits partition p's proof under this host's lease (the finalizer): *refused = 1 when
+ * the lease is gone (the result is late), *job_done = 1 when this was the job's last. */
+cuzk_err fleet_commit(engine *e, epart *p, const char *proof_json, const char *public_json, int *refused,
+                      int *job_done, char *err);
+/* the partition left this host's pipeline (dropped, failed for good): its lease goes back.
+   e->mu NOT held */
+void fleet_part_leave(engine *e, epart *p);
+/* the "fleet" object of /status: this host, its counters, every host heartbeating (with the
+   store's view of their devices' busy share, leases, keys, heartbeat age); e->mu NOT held */
+json_t *fleet_status_json(engine *e);
+/* the fleet's Prometheus lines, each handed to put; e->mu NOT held */
+void fleet_metrics(engine *e, void (*put)(void *ctx, const char *text), void *ctx);
 
 /* ---- keys.c ---- */
 /* bytes a key will take when loaded on the synthesis backend and n_dev device backends */

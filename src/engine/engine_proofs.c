@@ -82,7 +82,7 @@ cuzk_err engine_fetch_proof(engine *e, const char *id, uint32_t part, char **pro
 {
     *proof_json = *public_json = NULL;
     pthread_mutex_lock(&e->mu);
-    ejob *j = eng_job_find(e, id);
+    ejob *j = eng_job_find_pull(e, id);
     if (!j) {
         pthread_mutex_unlock(&e->mu);
         return cuzk_errf(err, CUZK_ENOTFOUND, "no job %s (never submitted, or its proofs expired)",

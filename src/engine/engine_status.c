@@ -60,6 +60,8 @@ static json_t *job_json_locked(engine *e, const ejob *j, int with_parts)
             json_object_set_new(po, "cause", json_string(engine_pause_cause_name(p->pause)));
             json_object_set_new(po, "retry_in_ms", json_integer(in > 0 ? in : 0));
         }
+        /* the host that proved it, with a shared store (null when not done, or unknown) */
+        json_object_set_new(po, "host", p->host[0] ? json_string(p->host) : json_null());
         json_array_append_new(parts, po);
     }
     json_object_set_new(o, "partitions", parts);
@@ -279,6 +281,9 @@ json_t *engine_status_json(engine *e)
     }
     json_object_set_new(o, "gpu", gpus);
     json_object_set_new(o, "idle_gap_ms", gaps_json(all));
+    json_object_set_new(o, "store", json_string(e->st->name));
+    /* several hosts on one store: every host (a query of the store; e->mu is not held here) */
+    json_object_set_new(o, "fleet", e->fleet ? fleet_status_json(e) : json_null());
     return o;
 }
 
@@ -319,6 +324,11 @@ static void mb_printf(mbuf *b, const char *fmt, ...)
     vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
+}
+
+static void mb_put(void *ctx, const char *text)
+{
+    mb_printf(ctx, "%s", text);
 }
 
 char *engine_metrics_text(engine *e)
@@ -421,6 +431,8 @@ char *engine_metrics_text(engine *e)
         if (!b.oom && tracker_metrics(e->trk, &b.p, &b.len, &b.cap))
             b.oom = 1;
     }
+    if (e->fleet)
+        fleet_metrics(e, mb_put, &b);
     if (b.oom) {
         free(b.p);
         return NULL;

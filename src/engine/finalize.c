@@ -152,22 +152,25 @@ static cuzk_err final_assemble(const epart *p, cuzk_proof *proof, char *err)
     return rc;
 }
 
-/* p's verified proof into the journal */
-static cuzk_err final_journal(engine *e, const epart *p, const cuzk_proof *proof, char *err)
+/* p's verified proof into the journal; in a fleet it is committed under this host's lease:
+   *refused = 1 when the lease was lost (a late result, stored by nobody), *job_done = 1 when
+   the commit completed the job */
+static cuzk_err final_journal(engine *e, epart *p, const cuzk_proof *proof, int *refused, int *job_done, char *err)
 {
     if (job_stopping(p->job))
         return cuzk_errf(err, CUZK_ECANCELED, "job stopped");
     char *proof_json = proof_to_json(proof), *public_json = public_to_json(&p->pub);
-    cuzk_err rc = proof_json && public_json
-                      ? e->st->part_set_done(e->st, p->job->id, p->index, proof_json, public_json, err)
-                      : cuzk_errf(err, CUZK_ENOMEM, "out of memory writing the proof JSON");
+    cuzk_err rc = !proof_json || !public_json ? cuzk_errf(err, CUZK_ENOMEM, "out of memory writing the proof JSON")
+                  : e->fleet ? fleet_commit(e, p, proof_json, public_json, refused, job_done, err)
+                             : e->st->part_set_done(e->st, p->job->id, p->index, proof_json, public_json, err);
     free(proof_json);
     free(public_json);
     return rc;
 }
 
-/* p is proved: its resources back, its state DONE, and its job DONE when it was the last */
-static void final_done(eworker *w, epart *p)
+/* p is proved: its resources back, its state DONE, and its job DONE when it was the last (in a
+   fleet: when the store says so, job_done); refused: its lease was lost, the proof not stored */
+static void final_done(eworker *w, epart *p, int refused, int job_done)
 {
     engine *e = w->e;
     ejob *j = p->job;
@@ -175,24 +178,38 @@ static void final_done(eworker *w, epart *p)
     pipeline_release(e, p);
     pthread_mutex_lock(&e->mu);
     pipeline_stage_end(e, p, STAGE_FINALIZE);
-    if (p->pauses) {
+    if (p->pauses && !refused) {
         /* it had been paused and its proof is stored now: what paused it has cleared */
         p->pauses = 0;
         pause_condition_cleared_locked(e, p->last_pause);
     }
     int last = 0;
-    if (job_stopping(j)) {
+    if (refused) {
+        /* this host's lease was taken over (it stalled past it, or lost the store): another
+           host proves or proved the partition; what the store says comes with the sync */
+        p->state = PART_QUEUED;
+        p->local = p->lease = 0;
+        atomic_fetch_add(&e->fleet_refused, 1);
+        LOG(LOG_WARN, "%s partition %u: late result refused: this host's lease was lost (another host "
+            "has the partition)", j->ids, p->index);
+    } else if (job_stopping(j)) {
         /* canceled (or failed) while this one was being finalized: it does not count */
         p->state = PART_CANCELED;
+        p->local = p->lease = 0;
         e->parts_total[PART_CANCELED]++;
     } else {
         p->state = PART_DONE;
         e->parts_total[PART_DONE]++;
         j->n_done++;
-        last = j->n_done == j->n_parts;
+        p->local = p->lease = 0;
+        if (e->fleet)
+            snprintf(p->host, sizeof p->host, "%s", e->host_id);
+        last = e->fleet ? job_done : j->n_done == j->n_parts;
     }
     pthread_mutex_unlock(&e->mu);
     pthread_cond_signal(&e->cv_sched);
+    if (last && e->fleet)
+        fleet_pull(e, j->id); /* the store marked it done: its partitions proved elsewhere too */
     if (last)
         eng_job_finish(e, j, JOB_DONE, "");
 }
@@ -292,13 +309,14 @@ static void final_batch(eworker *w, epart **ps, int n)
             final_fail(e, p, rc ? rc : CUZK_EVERIFY, err);
             continue;
         }
-        cuzk_err rc = final_journal(e, p, pp[i], err);
+        int refused = 0, job_done = 0;
+        cuzk_err rc = final_journal(e, p, pp[i], &refused, &job_done, err);
         if (rc) {
             final_fail(e, p, rc, err);
             continue;
         }
         atomic_fetch_sub(&e->n_final, 1);
-        final_done(w, p);
+        final_done(w, p, refused, job_done);
     }
     int64_t t3 = eng_now_us();
     free(proof);

@@ -110,6 +110,8 @@ void pipeline_release(engine *e, epart *p)
 static void part_drop(engine *e, epart *p)
 {
     pipeline_release(e, p);
+    if (e->fleet)
+        fleet_part_leave(e, p);
     pthread_mutex_lock(&e->mu);
     p->state = PART_CANCELED;
     e->parts_total[PART_CANCELED]++;
@@ -133,6 +135,7 @@ static void removed_from_sched(void *ctx, void *item)
     engine *e = ((rm_ctx *)ctx)->e;
     epart *p = item;
     p->state = PART_CANCELED;
+    p->local = p->lease = 0; /* a stopped job's lease lapses: nobody claims its partitions */
     atomic_fetch_sub(&e->n_sched, 1);
 }
 
@@ -143,6 +146,7 @@ static void removed_from_synthq(void *ctx, void *item)
     release_memory(e, p);
     release_key_locked(p);
     p->state = PART_CANCELED;
+    p->local = p->lease = 0;
     atomic_fetch_sub(&e->n_presynth, 1);
 }
 
@@ -169,6 +173,7 @@ static void part_fail(engine *e, epart *p, cuzk_err rc, eng_step step, const cha
     snprintf(p->error, sizeof p->error, "%s", msg);
     if (job_stopping(j)) {
         p->state = PART_CANCELED;
+        p->local = p->lease = 0; /* a stopped job's lease lapses */
         pthread_mutex_unlock(&e->mu);
         return;
     }
@@ -193,6 +198,8 @@ static void part_fail(engine *e, epart *p, cuzk_err rc, eng_step step, const cha
     __atomic_store_n(&j->stopping, 1, __ATOMIC_RELEASE);
     pipeline_remove_job_locked(e, j);
     pthread_mutex_unlock(&e->mu);
+    if (e->fleet)
+        fleet_part_leave(e, p);
     char why[CUZK_ERRLEN];
     snprintf(why, sizeof why, "partition %u failed twice: %.400s", p->index, msg);
     LOG(LOG_ERROR, "%s: %s", j->ids, why);
@@ -230,6 +237,7 @@ static void *dispatcher_main(void *arg)
             pq_pop(&e->sched);
             atomic_fetch_sub(&e->n_sched, 1);
             p->state = PART_CANCELED;
+            p->local = p->lease = 0; /* a stopped job's lease lapses */
             continue;
         }
         /* admission window: no more partitions between the scheduler and the devices

@@ -29,6 +29,18 @@ static const opt_def opts[] = {
      "address requires --token"},
     {"data", OPT_STR, F(data), "cuzk-data", NULL, "DIR",
      "data directory: job journal, uploaded witnesses, caches, finished proofs"},
+    {"store", OPT_STR, F(store), "", NULL, "URL",
+     "job store: empty = the SQLite journal in the data dir; postgres://USER@HOST:PORT/DB (any libpq "
+     "URL) = jobs, partitions and proofs in that PostgreSQL database (tables cuzk_*, created and "
+     "migrated by cuzk). Every daemon on one database serves the same jobs and claims their "
+     "partitions under leases (docs/DAEMON.md: Many hosts)"},
+    {"upload-dir", OPT_STR, F(upload_dir), "", NULL, "DIR",
+     "where uploaded witnesses and circuit inputs are written (its witness/ and input/); empty = the "
+     "data dir. With a shared --store, a folder every host sees at the same path (NFS): a job "
+     "submitted through one host may be proved by any"},
+    {"lease", OPT_INT, F(lease), "30", "1..3600", "SECONDS",
+     "with a shared --store: how long a host's claim on a partition lasts unless it renews it "
+     "(every third of this); a host silent for longer loses its partitions to the others"},
     {"budget", OPT_SIZE, F(budget), "auto", NULL, "SIZE|auto",
      "host memory the pipeline may hold (e.g. 48G); auto = total memory minus a margin"},
     {"backend", OPT_ENUM, F(backend), "auto", "cpu|gpu|auto", "cpu|gpu|auto",

@@ -20,6 +20,9 @@
 typedef struct serve_config {
     char listen[256];      /* "HOST:PORT" or "unix:PATH" */
     char data[512];        /* data directory (journal, caches, proofs) */
+    char store[1024];      /* "" = the SQLite journal in data; or a postgres:// URL */
+    char upload_dir[512];  /* "" = data; where uploaded witnesses and circuit inputs are written */
+    int lease;             /* seconds a claim on a partition lasts unless renewed (shared store) */
     uint64_t budget;       /* host memory budget in bytes; 0 = auto (total memory - margin) */
     char backend[8];       /* "cpu", "gpu" or "auto" */
     char devices[256];     /* "" = every visible GPU; else CUDA ordinals "0,1" (repeats = logical devices) */

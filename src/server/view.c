@@ -134,6 +134,27 @@ void view_status(FILE *f, json_t *st, int width)
     fprintf(f, "buffers: pool %s (pinned %s)  allocs %.0f  reuses %.0f  free %.0f\n", a, pb, num(buf, "allocs"),
             num(buf, "reuses"), num(buf, "free"));
 
+    /* several hosts on one store: each with its devices' busy share, leases and heartbeat age */
+    json_t *fl = json_object_get(st, "fleet");
+    json_t *hs = json_object_get(fl, "hosts");
+    if (json_is_object(fl)) {
+        fprintf(f, "\nfleet: this host %s, lease %.0f s, %.0f leases held, %.0f claims, %.0f late commits refused\n",
+                str(fl, "host"), num(fl, "lease_s"), num(fl, "leases_held"), num(fl, "claims"),
+                num(fl, "late_commits_refused"));
+        fprintf(f, "%-24s %-22s %4s %6s %6s %5s %9s\n", "HOST", "ADDRESS", "DEV", "BUSY", "LEASES", "KEYS",
+                "HEARTBEAT");
+        json_t *h;
+        json_array_foreach(hs, i, h)
+        {
+            char age[32];
+            snprintf(age, sizeof age, "%.1fs ago", num(h, "heartbeat_age_s"));
+            fprintf(f, "%-24s %-22s %4.0f %5.1f%% %6.0f %5zu %9s%s\n", str(h, "id"), str(h, "address"),
+                    num(h, "devices"), 100 * num(h, "busy"), num(h, "leases"),
+                    json_array_size(json_object_get(h, "keys")), age,
+                    json_is_true(json_object_get(h, "self")) ? "  (this host)" : "");
+        }
+    }
+
     json_t *ws = json_object_get(st, "workers");
     if (json_array_size(ws)) {
         fprintf(f, "\n%-14s %-9s %-6s %-10s %-16s %10s %6s\n", "WORKER", "KIND", "DEVICE", "STATE",
@@ -187,7 +208,7 @@ void view_job(FILE *f, json_t *j)
     static const char *const stages[] = {"queued_ms", "admit_ms", "synth_ms",
                                          "ready_ms", "device_ms", "finalize_ms"};
     fprintf(f, "%-5s %-9s %-4s %9s %9s %9s %9s %9s %9s  %s\n", "PART", "STATE", "TRY", "QUEUED",
-            "ADMITTED", "SYNTH", "READY", "DEVICE", "FINALIZE", "ERROR");
+            "ADMITTED", "SYNTH", "READY", "DEVICE", "FINALIZE", "ERROR / HOST");
     size_t i;
     json_t *p;
     json_array_foreach(parts, i, p)
@@ -199,13 +220,14 @@ void view_job(FILE *f, json_t *j)
             ms_text(t, sizeof t, num(s, stages[k]));
             fprintf(f, " %9s", t);
         }
-        const char *pe = str(p, "error");
+        const char *pe = str(p, "error"), *ph = str(p, "host");
         if (!strcmp(str(p, "state"), "paused")) {
             char t[32];
             ms_text(t, sizeof t, num(p, "retry_in_ms"));
             fprintf(f, "  paused (%s, retry in %s): %s\n", str(p, "cause"), t, strcmp(pe, "-") ? pe : "");
         } else {
-            fprintf(f, "  %s\n", strcmp(pe, "-") ? pe : "");
+            fprintf(f, "  %s%s%s\n", strcmp(pe, "-") ? pe : "", strcmp(ph, "-") ? "proved by " : "",
+                    strcmp(ph, "-") ? ph : "");
         }
     }
 }
