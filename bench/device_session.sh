@@ -16,7 +16,9 @@ pfx=/tmp/pfx
 mkdir -p $pfx
 for f in .debs/*.deb; do dpkg -x "$f" $pfx 2>/dev/null; done
 lib=$pfx/usr/lib/x86_64-linux-gnu
-export EXTRA_CFLAGS="-I$pfx/usr/include -I$pfx/usr/include/x86_64-linux-gnu"
+export EXTRA_CFLAGS="-I$pfx/usr/include -I$pfx/usr/include/x86_64-linux-gnu -I$pfx/usr/include/postgresql"
+# libpq's own dependencies (Kerberos, LDAP, SASL, OpenSSL), where the machine lacks them: .debs/lib
+[ -d .debs/lib ] && lib="$lib:$PWD/.debs/lib"
 export LIBRARY_PATH=$lib${LIBRARY_PATH:+:$LIBRARY_PATH}
 {
     nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
@@ -26,7 +28,8 @@ find build-cuda/obj/src/gpu -name '*.o' -exec touch {} + 2>/dev/null
 for f in dev/cuda/lab_bn254 dev/cuda/lab_bls12_381; do [ -s "$f" ] && touch "$f"; done
 t0=$(date +%s)
 make BUILD=build-cuda -j"$(nproc)" build-cuda/bin/cuzk build-cuda/test/gpu/gpu_backend_test \
-    LDLIBS="-L$lib -l:libmicrohttpd.so.12 -l:libjansson.so.4 -l:libsqlite3.so.0 -lm -pthread -L/usr/local/cuda/lib64 -lcudart_static -ldl -lrt -lstdc++" \
+    PQ_INC="-I$pfx/usr/include/postgresql" \
+    LDLIBS="-L${lib//:/ -L} -Wl,-rpath-link,$lib -l:libmicrohttpd.so.12 -l:libjansson.so.4 -l:libsqlite3.so.0 -l:libpq.so.5 -lm -pthread -L/usr/local/cuda/lib64 -lcudart_static -ldl -lrt -lstdc++" \
     >"$OUT/build.txt" 2>&1 || { echo "BUILD FAILED"; grep -E 'error' "$OUT/build.txt" | head -20; exit 1; }
 case "$skip" in *" gpubench "*) ;; *) make -s -C dev/cuda lab_bn254 lab_bls12_381 >>"$OUT/build.txt" 2>&1 ;; esac
 echo "build: $(( $(date +%s) - t0 )) s"
