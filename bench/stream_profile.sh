@@ -6,14 +6,12 @@
 #
 #   CUZK=build/bin/cuzk bench/stream_profile.sh DIR [CAP]
 # DIR holds circuit.zkey, witness.wtns, vk.json. Configurations (env of each run):
-#   default              the sets' chunks interleaved, window bits of one chunk, the h set's
-#                        chunks on a second lane where the cap allows
-#   lanes1               CUZK_GPU_STREAM_LANES=1: one lane
+#   default              the sets' chunks interleaved, window bits of one chunk
 #   sets                 CUZK_GPU_STREAM_ORDER=sets: one set after the other
 #   hbits20              CUZK_GPU_STREAM_HBITS=20: the h set with the window bits of all its points at 2^24
 #   sets-hbits20         both
 #   job, job-hbits20     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits20
-# STREAM_PROFILE_CONFIGS picks some (default: all seven); STREAM_PROFILE_REPS (2) runs of each.
+# STREAM_PROFILE_CONFIGS picks some (default: all six); STREAM_PROFILE_REPS (2) runs of each.
 set -uo pipefail
 d=${1:?usage: stream_profile.sh DIR [CAP]}
 cap=${2:-16G}
@@ -32,11 +30,10 @@ run() { # NAME ENV... -- ARGS...
     echo "## $name (${envs[*]:-defaults}) $*"
     grep -E 'placement|streamed|median|a partition|pass of' "$d.prof-$name" | tail -8
 }
-want=" ${STREAM_PROFILE_CONFIGS:-default lanes1 sets hbits20 sets-hbits20 job job-hbits20} "
+want=" ${STREAM_PROFILE_CONFIGS:-default sets hbits20 sets-hbits20 job job-hbits20} "
 has() { [[ "$want" == *" $1 "* ]]; }
 job=${STREAM_PROFILE_JOB:-10}
 has default && run default -- --repeat "$reps"
-has lanes1 && run lanes1 CUZK_GPU_STREAM_LANES=1 -- --repeat "$reps"
 has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
 has hbits20 && run hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has sets-hbits20 && run sets-hbits20 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"

@@ -143,18 +143,12 @@ struct gpu_key {
     size_t bk_off[ZKEY_BASES];     /* offset of each set's buckets in a partition's d_bk */
     size_t bk_bytes;               /* a partition's d_bk */
     uint8_t *h_win;                /* page-locked window sums of a pass: [partition][set][STREAM_WIN] */
-    uint8_t *d_ring[2 * STREAM_RING];      /* [STREAM_RING..]: the second lane's (LANES) */
-    uint32_t *d_ring_idx[2 * STREAM_RING];
-    uint32_t *d_chunk_sc, *d_chunk_sc2;
-    /* LANES: 2 when the h set's chunks run on a lane of their own (its own host thread, streams
-       st_lane / st_lane_copy, ring, gathered scalars and MSM scratch d_msm2) beside the witness
-       sets' chunks; 1 otherwise */
-    unsigned lanes;
-    uint8_t *d_msm2;
-    cudaStream_t st_lane[2], st_lane_copy[2];
+    uint8_t *d_ring[STREAM_RING];
+    uint32_t *d_ring_idx[STREAM_RING];
+    uint32_t *d_chunk_sc;
     uint8_t *d_bk[STREAM_BATCH_MAX];
     uint32_t *d_bw[STREAM_BATCH_MAX], *d_bh[STREAM_BATCH_MAX];
-    cudaEvent_t ev_copied[2 * STREAM_RING], ev_used[2 * STREAM_RING];
+    cudaEvent_t ev_copied[STREAM_RING], ev_used[STREAM_RING];
     /* totals since attach (mu_msm) */
     uint64_t passes, bytes_copied, copy_wait_us;
 };
@@ -344,15 +338,6 @@ void stream_scratch(const size_t *cnt, size_t chunk, size_t *scratch, size_t *bu
         *buckets += stream_set_buckets(i, cnt[i], chunk);
     }
 }
-/* device bytes of the second lane (LANES) for chunks of chunk points: its ring of G1 chunks and
-   their indices, its gathered scalars, the h set's chunk scratch */
-size_t stream_lane_bytes(const zkey_file *z, size_t chunk)
-{
-    size_t cnt = set_points(z, ZKEY_H), m = cnt < chunk ? cnt : chunk;
-    msm_shape s = stream_shape(ZKEY_H, m ? m : 1, stream_bits(ZKEY_H, cnt, chunk));
-    return STREAM_RING * (msm_align(chunk * set_point_bytes(z, ZKEY_H)) + msm_align(chunk * 4)) +
-           msm_align(chunk * 32) + msm_align(msm_scratch_layout<fq>(s, nullptr, nullptr));
-}
 struct stream_ctx {
     const zkey_file *z;
 };
@@ -407,7 +392,7 @@ void key_free(gpu_key *k)
         k->host_be->destroy(k->host_be);
     matrix_free(k->own_mat);
     host_bases_release(k->hb);
-    for (int r = 0; r < 2 * STREAM_RING; r++) {
+    for (int r = 0; r < STREAM_RING; r++) {
         cudaFree(k->d_ring[r]);
         cudaFree(k->d_ring_idx[r]);
         if (k->ev_copied[r])
@@ -416,14 +401,6 @@ void key_free(gpu_key *k)
             cudaEventDestroy(k->ev_used[r]);
     }
     cudaFree(k->d_chunk_sc);
-    cudaFree(k->d_chunk_sc2);
-    cudaFree(k->d_msm2);
-    for (int u = 0; u < 2; u++) {
-        if (k->st_lane[u])
-            cudaStreamDestroy(k->st_lane[u]);
-        if (k->st_lane_copy[u])
-            cudaStreamDestroy(k->st_lane_copy[u]);
-    }
     cudaFreeHost(k->h_win);
     for (unsigned p = 0; p < STREAM_BATCH_MAX; p++) {
         cudaFree(k->d_bk[p]);
@@ -626,19 +603,6 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             free(k);
             return rc2;
         }
-        /* LANES: the h set's chunks on a lane of their own where the cap still holds its ring,
-           gathered scalars and scratch (CUZK_GPU_STREAM_LANES=1: one lane, a benchmark knob) */
-        k->lanes = 1;
-        const char *lanes_env = getenv("CUZK_GPU_STREAM_LANES");
-        if (k->place.streamed && !(lanes_env && !strcmp(lanes_env, "1"))) {
-            size_t extra = stream_lane_bytes(z, k->place.chunk);
-            if (k->place.need + extra <= pin.avail) {
-                k->lanes = 2;
-                k->place.need += extra;
-                snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                         "; the h set's chunks on a second lane");
-            }
-        }
         k->par_sets = k->place.par_sets;
         k->tab_h = k->place.table;
         k->msm_bytes = msm_need(z, k->tab_h); /* streamed: the chunks' scratch, below */
@@ -771,24 +735,6 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             CUDA_TRY(cudaEventCreateWithFlags(&k->ev_used[r], cudaEventDisableTiming));
         }
         CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc, k->chunk * 32));
-        if (k->lanes == 2) {
-            msm_shape sh = stream_shape(ZKEY_H, cnt[ZKEY_H] < k->chunk ? (cnt[ZKEY_H] ? cnt[ZKEY_H] : 1) : k->chunk,
-                                        k->stream_c[ZKEY_H]);
-            for (int r = STREAM_RING; r < 2 * STREAM_RING; r++) {
-                CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * set_point_bytes(z, ZKEY_H)));
-                CUDA_TRY(cudaMalloc((void **)&k->d_ring_idx[r], k->chunk * 4));
-                CUDA_TRY(cudaEventCreateWithFlags(&k->ev_copied[r], cudaEventDisableTiming));
-                CUDA_TRY(cudaEventCreateWithFlags(&k->ev_used[r], cudaEventDisableTiming));
-            }
-            CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc2, k->chunk * 32));
-            CUDA_TRY(cudaMalloc((void **)&k->d_msm2, msm_scratch_layout<fq>(sh, nullptr, nullptr)));
-            int lo = 0, hi = 0;
-            CUDA_TRY(cudaDeviceGetStreamPriorityRange(&lo, &hi));
-            for (int u = 0; u < 2; u++) {
-                CUDA_TRY(cudaStreamCreateWithPriority(&k->st_lane[u], cudaStreamNonBlocking, u ? hi : lo));
-                CUDA_TRY(cudaStreamCreateWithPriority(&k->st_lane_copy[u], cudaStreamNonBlocking, u ? hi : lo));
-            }
-        }
         k->d_bw[0] = k->d_msm_w;
         k->d_bh[0] = k->d_msm_h;
         for (unsigned p = 0; p < k->batch; p++) {
@@ -1121,21 +1067,20 @@ uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
 
 /* one item's bucket work for the P partitions (ring buffer r holds its points) */
 template <class F>
-cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const uint32_t *const *sc, cudaStream_t st,
-                         uint8_t *scratch, uint32_t *chunk_sc)
+cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const uint32_t *const *sc, cudaStream_t st)
 {
     const host_bases *hb = k->hb;
     const size_t K = k->chunk, off = i * K, m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
     msm_shape sm = stream_shape(set, m, k->stream_c[set]);
     msm_scratch<F> scr;
-    msm_scratch_layout<F>(sm, scratch, &scr);
+    msm_scratch_layout<F>(sm, k->d_msm, &scr);
     cudaError_t e = cudaSuccess;
     for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
         const uint32_t *scal = sc[p] + off * 8;
         if (hb->idx[set]) {
-            msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)chunk_sc, (const uint4 *)sc[p],
+            msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
                                                                  k->d_ring_idx[r], m);
-            scal = chunk_sc;
+            scal = k->d_chunk_sc;
         }
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
         e = msm_pass<F>(sm, scr, k->d_ring[r], scal, st, 0, nullptr, true);
@@ -1146,14 +1091,14 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const
 /* the bucket reduction of a set whose chunks are all in, for the P partitions: the window sums
    to stream_win (page-locked) */
 template <class F>
-cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st, uint8_t *scratch)
+cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st)
 {
     const size_t cnt = k->hb->cnt[set];
     msm_shape full = stream_shape(set, cnt < k->chunk ? cnt : k->chunk, k->stream_c[set]);
     cudaError_t e = cudaSuccess;
     for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
         msm_scratch<F> scr;
-        msm_scratch_layout<F>(full, scratch, &scr);
+        msm_scratch_layout<F>(full, k->d_msm, &scr);
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
         e = msm_reduce<F>(full, scr, st, nullptr, stream_win(k, p, set));
     }
@@ -1186,118 +1131,25 @@ static double mono_ms()
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-/* one lane of a pass (LANES): its items in order, on its streams, ring slots, scratch */
-struct stream_lane {
-    gpu_key *k;
-    unsigned P;
-    int lane;                  /* 0 or 1: ring slots lane * STREAM_RING .. */
-    const stream_item *items;  /* this lane's items */
-    size_t n;
-    cudaStream_t st, cp;       /* bucket work, copies */
-    uint8_t *scratch;          /* a chunk's MSM scratch */
-    uint32_t *chunk_sc;        /* a chunk's gathered scalars */
-    const uint32_t *const *sc; /* [set * STREAM_BATCH_MAX + p]: partition p's scalars of the set */
-    groth16_ws *const *ws;     /* lane 0 reports its copy waits through the phase hook */
-    size_t *left;              /* chunks of each set still to do (each set belongs to one lane) */
-    int prof;
-    double t_set[ZKEY_BASES], w_set[ZKEY_BASES];
-    uint64_t wait_us;          /* time this lane waited for a copy */
-    cudaError_t err;
-    pthread_t th;
-};
-
-void stream_lane_run(stream_lane *L)
-{
-    gpu_key *k = L->k;
-    const host_bases *hb = k->hb;
-    const size_t K = k->chunk, base = (size_t)L->lane * STREAM_RING;
-    int h_waited = 0;
-    cudaError_t e = cudaSuccess;
-    auto issue = [&](size_t j) -> cudaError_t {
-        const int set = L->items[j].set;
-        const size_t r = base + j % STREAM_RING, off = (size_t)L->items[j].chunk * K, pb = set_point_bytes(k->z, set);
-        const size_t m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
-        cudaError_t x = cudaStreamWaitEvent(L->cp, k->ev_used[r], 0);
-        if (x == cudaSuccess)
-            x = cudaMemcpyAsync(k->d_ring[r], hb->pts[set] + off * pb, m * pb, cudaMemcpyHostToDevice, L->cp);
-        if (x == cudaSuccess && hb->idx[set])
-            x = cudaMemcpyAsync(k->d_ring_idx[r], hb->idx[set] + off, m * 4, cudaMemcpyHostToDevice, L->cp);
-        if (x == cudaSuccess)
-            x = cudaEventRecord(k->ev_copied[r], L->cp);
-        __atomic_fetch_add(&k->bytes_copied, (uint64_t)(m * pb + (hb->idx[set] ? m * 4 : 0)), __ATOMIC_RELAXED);
-        return x;
-    };
-    for (size_t j = 0; j < L->n && j < STREAM_RING && e == cudaSuccess; j++)
-        e = issue(j);
-    for (size_t j = 0; j < L->n && e == cudaSuccess; j++) {
-        const int set = L->items[j].set, r = (int)(base + j % STREAM_RING);
-        double ta = L->prof ? mono_ms() : 0;
-        /* the lane's device work has reached this item (msm_pass waited for the one before): if
-           its copy is still running, the lane waits for it */
-        if (cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
-            for (unsigned p = 0; p < L->P && L->lane == 0; p++)
-                phase_set(L->ws[p], GROTH16_PHASE_COPY);
-            double w0 = mono_ms();
-            e = cudaEventSynchronize(k->ev_copied[r]);
-            double dw = mono_ms() - w0;
-            L->wait_us += (uint64_t)(dw * 1000);
-            L->w_set[set] += dw;
-            for (unsigned p = 0; p < L->P && L->lane == 0; p++)
-                phase_set(L->ws[p], GROTH16_PHASE_COMPUTE);
-            if (e != cudaSuccess)
-                break;
-        }
-        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
-        if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(L->st, k->ev_h, 0)) != cudaSuccess)
-            break;
-        if ((e = cudaStreamWaitEvent(L->st, k->ev_copied[r], 0)) != cudaSuccess)
-            break;
-        const uint32_t *const *sc = L->sc + (size_t)set * STREAM_BATCH_MAX;
-        e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, L->items[j].chunk, r, L->P, sc, L->st, L->scratch, L->chunk_sc)
-                           : stream_chunk<fq>(k, set, L->items[j].chunk, r, L->P, sc, L->st, L->scratch, L->chunk_sc);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(k->ev_used[r], L->st);
-        if (e == cudaSuccess && j + STREAM_RING < L->n)
-            e = issue(j + STREAM_RING);
-        if (e == cudaSuccess && --L->left[set] == 0)
-            e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, L->P, L->st, L->scratch)
-                               : stream_reduce<fq>(k, set, L->P, L->st, L->scratch);
-        if (L->prof)
-            L->t_set[set] += mono_ms() - ta;
-    }
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(L->st);
-    L->err = e;
-}
-
-void *stream_lane_main(void *arg)
-{
-    stream_lane *L = (stream_lane *)arg;
-    L->err = cudaSetDevice(L->k->device); /* the current device is per host thread */
-    if (L->err == cudaSuccess)
-        stream_lane_run(L);
-    return nullptr;
-}
-
 /* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
-   the device scalars of partition p; the h set waits for ev_h (h is up). With two lanes the h
-   set's chunks run on the second, on a host thread of its own, beside the other sets' chunks. */
+   the device scalars of partition p; the h set waits for ev_h (h is up) */
 cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
                        const char **what)
 {
     const host_bases *hb = k->hb;
-    const uint32_t *sc[ZKEY_BASES * STREAM_BATCH_MAX];
+    const uint32_t *sc[ZKEY_BASES][STREAM_BATCH_MAX];
+    cudaStream_t st = k->st_msm[u], cp = k->st_copy[u];
     const size_t K = k->chunk;
     size_t nitems = 0, left[ZKEY_BASES];
     const char *pe = getenv("CUZK_GPU_STREAM_PROFILE");
     const int prof = pe && *pe == '1';
-    double t0 = mono_ms();
-    uint64_t copied0 = k->bytes_copied;
+    double t_set[ZKEY_BASES] = {0}, w_set[ZKEY_BASES] = {0}, t0 = mono_ms();
+    uint64_t wait = 0, copied0 = k->bytes_copied;
+    int h_waited = 0;
     cudaError_t e = cudaSuccess;
     for (int set = 0; set < ZKEY_BASES; set++) {
         for (unsigned p = 0; p < P; p++)
-            sc[set * STREAM_BATCH_MAX + p] =
-                set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
+            sc[set][p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
         left[set] = (hb->cnt[set] + K - 1) / K;
         nitems += left[set];
     }
@@ -1307,69 +1159,65 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         return cudaErrorMemoryAllocation;
     }
     stream_order(k, items);
-    /* two lanes: the h set's items go to the second, in order, the rest stay in the first */
-    size_t n0 = nitems, n1 = 0;
-    if (k->lanes == 2) {
-        n0 = 0;
-        stream_item *tmp = (stream_item *)malloc((nitems ? nitems : 1) * sizeof *tmp);
-        if (!tmp) {
-            free(items);
-            *what = "host memory for the pass";
-            return cudaErrorMemoryAllocation;
-        }
-        for (size_t j = 0; j < nitems; j++)
-            if (items[j].set != ZKEY_H)
-                tmp[n0++] = items[j];
-        for (size_t j = 0; j < nitems; j++)
-            if (items[j].set == ZKEY_H)
-                tmp[n0 + n1++] = items[j];
-        free(items);
-        items = tmp;
-    }
     for (unsigned p = 0; p < P && e == cudaSuccess; p++)
-        e = cudaMemsetAsync(k->d_bk[p], 0, k->bk_bytes, k->st_msm[u]);
-    stream_lane L[2] = {};
-    for (int l = 0; l < 2; l++) {
-        L[l].k = k;
-        L[l].P = P;
-        L[l].lane = l;
-        L[l].items = l ? items + n0 : items;
-        L[l].n = l ? n1 : n0;
-        L[l].st = l ? k->st_lane[u] : k->st_msm[u];
-        L[l].cp = l ? k->st_lane_copy[u] : k->st_copy[u];
-        L[l].scratch = l ? k->d_msm2 : k->d_msm;
-        L[l].chunk_sc = l ? k->d_chunk_sc2 : k->d_chunk_sc;
-        L[l].sc = sc;
-        L[l].ws = ws;
-        L[l].left = left;
-        L[l].prof = prof;
-    }
-    int threaded = 0;
-    if (e == cudaSuccess && n1) {
-        /* the second lane's buckets were zeroed on the first lane's stream */
-        cudaEvent_t zeroed = k->ev_w;
-        if ((e = cudaEventRecord(zeroed, k->st_msm[u])) == cudaSuccess)
-            e = cudaStreamWaitEvent(k->st_lane[u], zeroed, 0);
+        e = cudaMemsetAsync(k->d_bk[p], 0, k->bk_bytes, st);
+    auto issue = [&](size_t j) -> cudaError_t {
+        const int set = items[j].set;
+        const size_t r = j % STREAM_RING, off = (size_t)items[j].chunk * K, pb = set_point_bytes(k->z, set);
+        const size_t m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
+        cudaError_t x = cudaStreamWaitEvent(cp, k->ev_used[r], 0);
+        if (x == cudaSuccess)
+            x = cudaMemcpyAsync(k->d_ring[r], hb->pts[set] + off * pb, m * pb, cudaMemcpyHostToDevice, cp);
+        if (x == cudaSuccess && hb->idx[set])
+            x = cudaMemcpyAsync(k->d_ring_idx[r], hb->idx[set] + off, m * 4, cudaMemcpyHostToDevice, cp);
+        if (x == cudaSuccess)
+            x = cudaEventRecord(k->ev_copied[r], cp);
+        k->bytes_copied += m * pb + (hb->idx[set] ? m * 4 : 0);
+        return x;
+    };
+    for (size_t j = 0; j < nitems && j < STREAM_RING && e == cudaSuccess; j++)
+        e = issue(j);
+    for (size_t j = 0; j < nitems && e == cudaSuccess; j++) {
+        const int set = items[j].set, r = (int)(j % STREAM_RING);
+        double ta = prof ? mono_ms() : 0;
+        /* the device has finished the item before (msm_pass waited for it): if this item's copy
+           is still running, the device waits for it */
+        if (cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COPY);
+            double w0 = mono_ms();
+            e = cudaEventSynchronize(k->ev_copied[r]);
+            double dw = mono_ms() - w0;
+            wait += (uint64_t)(dw * 1000);
+            w_set[set] += dw;
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COMPUTE);
+            if (e != cudaSuccess)
+                break;
+        }
+        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+        if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
+            break;
+        if ((e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
+            break;
+        e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, items[j].chunk, r, P, sc[set], st)
+                           : stream_chunk<fq>(k, set, items[j].chunk, r, P, sc[set], st);
         if (e == cudaSuccess)
-            threaded = pthread_create(&L[1].th, nullptr, stream_lane_main, &L[1]) == 0;
-        if (e == cudaSuccess && !threaded)
-            stream_lane_run(&L[1]); /* no thread: the lanes one after the other */
+            e = cudaEventRecord(k->ev_used[r], st);
+        if (e == cudaSuccess && j + STREAM_RING < nitems)
+            e = issue(j + STREAM_RING);
+        if (e == cudaSuccess && --left[set] == 0)
+            e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, P, st) : stream_reduce<fq>(k, set, P, st);
+        if (prof)
+            t_set[set] += mono_ms() - ta;
     }
-    if (e == cudaSuccess)
-        stream_lane_run(&L[0]);
-    if (threaded)
-        pthread_join(L[1].th, nullptr);
     free(items);
     if (e == cudaSuccess)
-        e = L[0].err != cudaSuccess ? L[0].err : L[1].err;
+        e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) {
         *what = "streamed MSM";
-        cudaStreamSynchronize(k->st_copy[u]); /* no copy outlives the call */
-        cudaStreamSynchronize(k->st_msm[u]);
-        if (k->lanes == 2) {
-            cudaStreamSynchronize(k->st_lane_copy[u]);
-            cudaStreamSynchronize(k->st_lane[u]);
-        }
+        cudaStreamSynchronize(cp); /* no copy outlives the call */
+        cudaStreamSynchronize(st);
         return e;
     }
     for (int set = 0; set < ZKEY_BASES; set++) {
@@ -1378,17 +1226,13 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         else
             stream_combine<fq>(k, set, P, ws);
     }
-    uint64_t wait = L[0].wait_us + L[1].wait_us;
     if (prof) {
         static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
         double all = mono_ms() - t0, gb = (double)(k->bytes_copied - copied0) / 1e9;
-        fprintf(stderr, "streamed pass of %u (%u lane%s): %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, k->lanes,
-                k->lanes == 2 ? "s" : "", all, gb, gb / (all / 1e3), wait / 1e3);
-        for (int set = 0; set < ZKEY_BASES; set++) {
-            const stream_lane &Ls = L[k->lanes == 2 && set == ZKEY_H];
-            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u)", names[set], Ls.t_set[set], Ls.w_set[set],
-                    k->stream_c[set]);
-        }
+        fprintf(stderr, "streamed pass of %u: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, all, gb,
+                gb / (all / 1e3), wait / 1e3);
+        for (int set = 0; set < ZKEY_BASES; set++)
+            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u)", names[set], t_set[set], w_set[set], k->stream_c[set]);
         fprintf(stderr, "\n");
     }
     k->passes++;
