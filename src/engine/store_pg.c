@@ -73,6 +73,18 @@ static const char *const pg_migrate_v2[] = {
     " devices integer NOT NULL, keys text NOT NULL, leases integer NOT NULL, busy real NOT NULL,"
     " started_ms bigint NOT NULL, heartbeat_ms bigint NOT NULL)"};
 
+/* the schema's versions in order: version i + 1 is reached by running pg_steps[i]'s statements
+   (a new version appends its step here and raises PG_VERSION) */
+static const struct {
+    const char *what;
+    const char *const *sql;
+    size_t n;
+} pg_steps[] = {
+    {"create schema", pg_schema_v1, sizeof pg_schema_v1 / sizeof pg_schema_v1[0]},
+    {"migrate schema to version 2", pg_migrate_v2, sizeof pg_migrate_v2 / sizeof pg_migrate_v2[0]},
+};
+_Static_assert(sizeof pg_steps / sizeof pg_steps[0] == PG_VERSION, "one step per schema version");
+
 /* ---- row checksums: the serialization of store_sqlite.h, over typed values ---- */
 
 uint64_t pg_crc_vals(const pv *v, int n)
@@ -755,33 +767,20 @@ static cuzk_err schema_setup(pgs *p, char *err)
                       "another database", p->where, version, PG_VERSION);
         goto fail;
     }
-    if (version < 1) {
-        char ms[32];
+    for (int v = version; v < PG_VERSION; v++) {
+        char ms[32], vs[16];
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        const char *vv[] = {"1", I64(ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000), "cuzk"};
-        for (size_t i = 0; i < sizeof pg_schema_v1 / sizeof pg_schema_v1[0]; i++)
-            if ((e = pg_cmd(p, NULL, "create schema", 1, pg_schema_v1[i], 0, NULL, err)))
+        snprintf(vs, sizeof vs, "%d", v + 1);
+        const char *vv[] = {vs, I64(ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000), "cuzk"};
+        for (size_t i = 0; i < pg_steps[v].n; i++)
+            if ((e = pg_cmd(p, NULL, pg_steps[v].what, 1, pg_steps[v].sql[i], 0, NULL, err)))
                 goto fail;
         if ((e = pg_cmd(p, NULL, "record schema version", 1,
                         "INSERT INTO cuzk_schema_versions(version, applied_ms, by_cuzk) VALUES($1, $2, $3)", 3, vv,
                         err)))
             goto fail;
     }
-    if (version < 2) {
-        char ms[32];
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        const char *vv[] = {"2", I64(ms, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000), "cuzk"};
-        for (size_t i = 0; i < sizeof pg_migrate_v2 / sizeof pg_migrate_v2[0]; i++)
-            if ((e = pg_cmd(p, NULL, "migrate schema to version 2", 1, pg_migrate_v2[i], 0, NULL, err)))
-                goto fail;
-        if ((e = pg_cmd(p, NULL, "record schema version", 1,
-                        "INSERT INTO cuzk_schema_versions(version, applied_ms, by_cuzk) VALUES($1, $2, $3)", 3, vv,
-                        err)))
-            goto fail;
-    }
-    /* later versions: `if (version < 3) { ...; INSERT version 3 }` here, in order */
     if ((e = pg_cmd(p, NULL, "schema commit", 1, "COMMIT", 0, NULL, err)))
         return e;
     return CUZK_OK;
