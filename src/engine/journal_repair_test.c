@@ -16,46 +16,12 @@
 #include "engine/engine.h"
 #include "engine/journal_repair.h"
 #include "engine/store.h"
+#include "engine/store_test_util.h"
 #include "util/check.h"
-
-typedef struct seen {
-    int n_jobs;
-    store_job jobs[8];
-    store_part parts[8][3];
-} seen;
-
-static void collect(void *ctx, const store_job *job, const store_part *parts)
-{
-    seen *s = ctx;
-    if (s->n_jobs >= 8)
-        return;
-    s->jobs[s->n_jobs] = *job;
-    for (uint32_t i = 0; parts && i < job->n_parts && i < 3; i++)
-        s->parts[s->n_jobs][i] = parts[i];
-    s->n_jobs++;
-}
 
 static int64_t insert(store *st, uint32_t n)
 {
-    store_job job;
-    memset(&job, 0, sizeof job);
-    job.kind = KIND_POREP;
-    job.priority = PRIO_NORMAL;
-    job.state = JOB_QUEUED;
-    snprintf(job.zkey, sizeof job.zkey, "/keys/porep.zkey");
-    job.n_parts = n;
-    job.submitted_ms = 77;
-    store_part parts[3];
-    memset(parts, 0, sizeof parts);
-    for (uint32_t i = 0; i < n; i++) {
-        parts[i].index = i;
-        parts[i].state = PART_QUEUED;
-        snprintf(parts[i].witness, sizeof parts[i].witness, "/w/%u.wtns", i);
-    }
-    char err[CUZK_ERRLEN];
-    int existed;
-    CHECK(!st->job_insert(st, &job, parts, &existed, err), "insert: %s", err);
-    return job.id;
+    return store_test_insert(st, KIND_POREP, PRIO_NORMAL, "/keys/porep.zkey", "", n, 77, 0, NULL);
 }
 
 static void prove_all(store *st, int64_t id, uint32_t n)

@@ -13,48 +13,12 @@
 
 #include "engine/engine.h"
 #include "engine/store.h"
+#include "engine/store_test_util.h"
 #include "util/check.h"
-
-typedef struct seen {
-    int n_jobs;
-    store_job jobs[8];
-    store_part parts[8][4];
-} seen;
-
-static void collect(void *ctx, const store_job *job, const store_part *parts)
-{
-    seen *s = ctx;
-    if (s->n_jobs >= 8)
-        return;
-    s->jobs[s->n_jobs] = *job;
-    for (uint32_t i = 0; parts && i < job->n_parts && i < 4; i++) /* no parts: the job is damaged */
-        s->parts[s->n_jobs][i] = parts[i];
-    s->n_jobs++;
-}
 
 static int64_t insert(store *st, const char *idem, uint32_t n, int *existed)
 {
-    store_job job;
-    memset(&job, 0, sizeof job);
-    job.kind = KIND_SNAP;
-    job.priority = PRIO_HIGH;
-    job.state = JOB_QUEUED;
-    snprintf(job.zkey, sizeof job.zkey, "/keys/snap.zkey");
-    snprintf(job.idem, sizeof job.idem, "%s", idem);
-    job.n_parts = n;
-    job.submitted_ms = 1234;
-    store_part parts[4];
-    memset(parts, 0, sizeof parts);
-    for (uint32_t i = 0; i < n; i++) {
-        parts[i].index = i;
-        parts[i].state = PART_QUEUED;
-        parts[i].owned = (int)(i & 1);
-        snprintf(parts[i].witness, sizeof parts[i].witness, "/w/%u.wtns", i);
-    }
-    char err[CUZK_ERRLEN];
-    cuzk_err e = st->job_insert(st, &job, parts, existed, err);
-    CHECK(!e, "insert: %s", err);
-    return job.id;
+    return store_test_insert(st, KIND_SNAP, PRIO_HIGH, "/keys/snap.zkey", idem, n, 1234, 1, existed);
 }
 
 /* runs SQL on the file through a connection of its own, as a damaged disk (or a person) would */
