@@ -32,7 +32,9 @@ static void check_config(const serve_config *c)
                    fuzz_terminated(c->data, sizeof c->data) &&
                    fuzz_terminated(c->devices, sizeof c->devices) &&
                    fuzz_terminated(c->token, sizeof c->token) &&
-                   fuzz_terminated(c->node, sizeof c->node),
+                   fuzz_terminated(c->node, sizeof c->node) &&
+                   fuzz_terminated(c->store, sizeof c->store) &&
+                   fuzz_terminated(c->upload_dir, sizeof c->upload_dir),
                "a text field is not terminated");
     static const char *const backends[] = {"cpu", "gpu", "auto"};
     static const char *const levels[] = {"error", "warn", "info", "debug"};
@@ -45,11 +47,13 @@ static void check_config(const serve_config *c)
         const char *name;
         int v, lo, hi;
     } ints[] = {
-        {"gpu-workers", c->gpu_workers, 1, 64},      {"synth-workers", c->synth_workers, 1, 1024},
-        {"finalizers", c->finalizers, 1, 256},       {"queue-depth", c->queue_depth, 1, 1024},
+        {"gpu-workers", c->gpu_workers, 1, 64},      {"synth-workers", c->synth_workers, 0, 1024}, /* 0: auto */
+        {"finalizers", c->finalizers, 0, 256},       {"queue-depth", c->queue_depth, 1, 1024},
         {"threads", c->threads, 0, 4096},            {"max-conns", c->max_conns, 1, 65536},
         {"proof-ttl", c->proof_ttl, 1, 31536000},    {"fetch-grace", c->fetch_grace, 0, 31536000},
         {"witgen-timeout", c->witgen_timeout, 1, 86400}, {"batch-max", c->batch_max, 1, 16},
+        {"conn-timeout", c->conn_timeout, 1, 86400}, {"lease", c->lease, 1, 3600},
+        {"retry-max", c->retry_max, 1, 3600},
     };
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         FUZZ_CHECK(ints[i].v >= ints[i].lo && ints[i].v <= ints[i].hi, "%s = %d", ints[i].name,
