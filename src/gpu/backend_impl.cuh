@@ -157,6 +157,10 @@ struct gpu_impl {
     int device;
 };
 
+/* the error code of a failed CUDA call: out of device memory is CUZK_ENOMEM (a transient fault the
+   daemon waits out, engine_pause.c), anything else CUZK_EDEVICE */
+cuzk_err gpu_err_code(cudaError_t e) { return e == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE; }
+
 size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
 /* the MSM shape of base set k: all but the h set take witness scalars; tab: the h set runs over
    a table of shifted bases */
@@ -769,7 +773,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
 fail:
     matrix_free(own);
     key_free(k);
-    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
+    return cuzk_errf(err, gpu_err_code(cu_err),
                      "gpu %d: key attach: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));
 }
 
@@ -869,7 +873,7 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 fail:
     cudaStreamSynchronize(k->st_ntt[u]);
     pthread_mutex_unlock(&k->mu_ntt);
-    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
+    return cuzk_errf(err, gpu_err_code(cu_err), "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
 }
 
@@ -978,7 +982,7 @@ fail:
         pthread_mutex_unlock(&k->mu_ntt);
     if (!held && k->lean)
         pthread_mutex_unlock(&k->mu_msm);
-    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
+    return cuzk_errf(err, gpu_err_code(cu_err), "gpu %d: compute_h: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
 }
 
@@ -1357,7 +1361,7 @@ fail:
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_msm[u]);
     pthread_mutex_unlock(&k->mu_ntt);
-    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE, "gpu %d: msm: %s failed: %s",
+    return cuzk_errf(err, gpu_err_code(cu_err), "gpu %d: msm: %s failed: %s",
                      im->device, cu_what, cudaGetErrorString(cu_err));
 }
 
@@ -1447,7 +1451,7 @@ fail:
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_msm[u]);
     pthread_mutex_unlock(&k->mu_msm);
-    return cuzk_errf(err, CUZK_EDEVICE, "gpu %d: msm: %s failed: %s", im->device, cu_what,
+    return cuzk_errf(err, gpu_err_code(cu_err), "gpu %d: msm: %s failed: %s", im->device, cu_what,
                      cudaGetErrorString(cu_err));
 }
 
@@ -1505,7 +1509,7 @@ fail:
     if (k->lean)
         pthread_mutex_unlock(&k->mu_ntt);
     pthread_mutex_unlock(&k->mu_msm);
-    return cuzk_errf(err, cu_err == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE,
+    return cuzk_errf(err, gpu_err_code(cu_err),
                      "gpu %d: msm batch: %s failed: %s", im->device, cu_what, cudaGetErrorString(cu_err));
 }
 
