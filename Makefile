@@ -73,7 +73,7 @@ $(BUILD)/test/%: src/%.c $(LIB)
 	$(CC) $(CFLAGS) -Wno-unused-function -MMD -MP -o $@ $< $(LIB) $(LDLIBS)
 
 unit: $(TESTS)
-	@set -e; for t in $(TESTS); do echo "== $$t"; $$t; done
+	@tests/unit.sh $(TESTS)
 
 e2e: $(BIN) $(LOADGEN)
 	@CUZK=$(abspath $(BIN)) tests/run.sh
