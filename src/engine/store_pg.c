@@ -196,6 +196,12 @@ int pg_conn_lost(const pgs *p)
     return !p->conn || PQstatus(p->conn) == CONNECTION_BAD;
 }
 
+void pg_rollback(pgs *p)
+{
+    if (!pg_conn_lost(p))
+        pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
+}
+
 /* (re)connects and takes the owner lock; caller holds mu */
 static cuzk_err conn_open(pgs *p, char *err)
 {
@@ -368,8 +374,7 @@ static cuzk_err insert_once(pgs *p, store_job *job, const store_part *parts, int
     }
     return e;
 fail:
-    if (!pg_conn_lost(p))
-        pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
+    pg_rollback(p);
     return e;
 }
 
@@ -624,8 +629,8 @@ static cuzk_err load_where(store *s, const char *where, const char *const *param
             e = pg_run(p, &rp, "load partitions", 1, qp, params ? 2 : 0, params, err);
         if (!e)
             e = pg_cmd(p, NULL, "load", 1, "COMMIT", 0, NULL, err);
-        else if (!pg_conn_lost(p))
-            pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
+        else
+            pg_rollback(p);
     }
     pthread_mutex_unlock(&p->mu);
     if (e == CUZK_EIO)
@@ -785,8 +790,7 @@ static cuzk_err schema_setup(pgs *p, char *err)
         return e;
     return CUZK_OK;
 fail:
-    if (!pg_conn_lost(p))
-        pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
+    pg_rollback(p);
     return e;
 }
 

@@ -285,8 +285,7 @@ rollback:
     return CUZK_OK;
 fail:
     PQclear(r);
-    if (!pg_conn_lost(p))
-        pg_cmd(p, NULL, "rollback", 1, "ROLLBACK", 0, NULL, NULL);
+    pg_rollback(p);
     return e;
 }
 

@@ -62,6 +62,8 @@ int pg_proof_ok(const PGresult *r, int row, int first);
 
 /* ---- statements (caller holds p->mu) ---- */
 int pg_conn_lost(const pgs *p);
+/* ROLLBACK of the open transaction, unless the connection is gone (then there is none) */
+void pg_rollback(pgs *p);
 /* Runs sql with text parameters; *out gets the result (PQclear it). A lost connection is
    re-established and the statement run again for up to PG_RETRY_S seconds, unless once is
    set: then it fails with CUZK_EIO (the statement belonged to a transaction that is gone). */
