@@ -281,6 +281,22 @@ static void save_proof(hconn *c, const char *id)
     }
 }
 
+/* GET of a job's record or its await at path into *last (the one before released) and
+   *terminal: 1, or 0 with the error noted and *last NULL */
+static int job_get(hconn *c, const char *path, json_t **last, int *terminal)
+{
+    char err[512], *body;
+    int st = request(c, "GET", path, NULL, &body, err, sizeof err);
+    json_decref(*last);
+    *last = st == 200 ? parse(body) : NULL;
+    if (!*last) {
+        error_note("GET %s: %d %s", path, st, st ? body : err);
+        return 0;
+    }
+    *terminal = json_is_true(json_object_get(*last, "terminal"));
+    return 1;
+}
+
 /* one job: submit, poll, await; errors are noted */
 static void run_job(hconn *c, const char *submit_body)
 {
@@ -310,26 +326,14 @@ static void run_job(hconn *c, const char *submit_body)
             return;
         }
         snprintf(path, sizeof path, "/v1/jobs/%s", id);
-        st = request(c, "GET", path, NULL, &body, err, sizeof err);
-        json_decref(last);
-        last = st == 200 ? parse(body) : NULL;
-        if (!last) {
-            error_note("GET %s: %d %s", path, st, st ? body : err);
+        if (!job_get(c, path, &last, &terminal))
             return;
-        }
-        terminal = json_is_true(json_object_get(last, "terminal"));
     }
     double give_up = now_s() + O.deadline_s;
     while (!terminal && now_s() < give_up) {
         snprintf(path, sizeof path, "/v1/jobs/%s/await?timeout=60", id);
-        st = request(c, "GET", path, NULL, &body, err, sizeof err);
-        json_decref(last);
-        last = st == 200 ? parse(body) : NULL;
-        if (!last) {
-            error_note("GET %s: %d %s", path, st, st ? body : err);
+        if (!job_get(c, path, &last, &terminal))
             return;
-        }
-        terminal = json_is_true(json_object_get(last, "terminal"));
     }
     state = json_string_value(json_object_get(last, "state"));
     if (!terminal || !state || strcmp(state, "done")) {
