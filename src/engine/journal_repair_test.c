@@ -34,17 +34,6 @@ static void prove_all(store *st, int64_t id, uint32_t n)
     CHECK(!st->job_set_state(st, id, JOB_DONE, 88, "", err), "job done: %s", err);
 }
 
-static void raw(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    int rc = sqlite3_open(path, &db);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    CHECK(rc == SQLITE_OK, "raw SQL '%.60s': %s", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    sqlite3_close(db);
-}
 
 typedef struct lines {
     char text[4096];
@@ -87,11 +76,11 @@ int main(void)
 
     snprintf(sql, sizeof sql, "UPDATE parts SET proof = replace(proof, '99', '98') WHERE job = %lld AND idx = 2",
              (long long)reproof);
-    raw(path, sql);
+    journal_sql(path, sql);
     snprintf(sql, sizeof sql, "DELETE FROM parts WHERE job = %lld AND idx = 1", (long long)nopart);
-    raw(path, sql);
+    journal_sql(path, sql);
     snprintf(sql, sizeof sql, "UPDATE jobs SET priority = 0 WHERE id = %lld", (long long)badjob);
-    raw(path, sql);
+    journal_sql(path, sql);
     struct stat before, after;
     stat(path, &before);
 

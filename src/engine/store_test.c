@@ -21,18 +21,6 @@ static int64_t insert(store *st, const char *idem, uint32_t n, int *existed)
     return store_test_insert(st, KIND_SNAP, PRIO_HIGH, "/keys/snap.zkey", idem, n, 1234, 1, existed);
 }
 
-/* runs SQL on the file through a connection of its own, as a damaged disk (or a person) would */
-static void raw(const char *path, const char *sql)
-{
-    sqlite3 *db = NULL;
-    char *msg = NULL;
-    int rc = sqlite3_open(path, &db);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    CHECK(rc == SQLITE_OK, "raw SQL '%.60s': %s", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    sqlite3_close(db);
-}
 
 static int64_t raw_int(const char *path, const char *sql)
 {
@@ -71,7 +59,7 @@ static void test_checksums(const char *dir)
     char sql[256];
     snprintf(sql, sizeof sql, "UPDATE parts SET proof = replace(proof, '3', '4') WHERE job = %lld AND idx = 1",
              (long long)a);
-    raw(path, sql);
+    journal_sql(path, sql);
     char *proof = NULL, *pub = NULL;
     CHECK(st->part_get_proof(st, a, 1, &proof, &pub, err) == CUZK_EFORMAT && !proof && !pub &&
               strstr(err, "checksum"),
@@ -87,7 +75,7 @@ static void test_checksums(const char *dir)
           "load_all: the changed proof is flagged, nothing else");
     /* the public signals are covered too */
     snprintf(sql, sizeof sql, "UPDATE parts SET public = '[\"8\"]' WHERE job = %lld AND idx = 2", (long long)a);
-    raw(path, sql);
+    journal_sql(path, sql);
     CHECK(st->part_get_proof(st, a, 2, &proof, &pub, err) == CUZK_EFORMAT, "changed public signals pass");
     /* back to QUEUED drops the damaged proof; proved again, it is sound */
     CHECK(!st->part_set_state(st, a, 1, PART_QUEUED, 0, err), "requeue: %s", err);
@@ -99,7 +87,7 @@ static void test_checksums(const char *dir)
 
     /* a partition record changed (its witness path): flagged, and not updated */
     snprintf(sql, sizeof sql, "UPDATE parts SET witness = '/evil.wtns' WHERE job = %lld AND idx = 0", (long long)a);
-    raw(path, sql);
+    journal_sql(path, sql);
     CHECK(st->part_set_state(st, a, 0, PART_QUEUED, 1, err) == CUZK_EFORMAT && strstr(err, "checksum"),
           "an update of a damaged partition record must fail: %s", err);
     CHECK(raw_int(path, "SELECT count(*) FROM parts WHERE proof IS NOT NULL AND idx = 0") == 1,
@@ -110,7 +98,7 @@ static void test_checksums(const char *dir)
 
     /* a job record changed: flagged with a reason and no partitions, and not updated */
     snprintf(sql, sizeof sql, "UPDATE jobs SET zkey = '/evil.zkey' WHERE id = %lld", (long long)b);
-    raw(path, sql);
+    journal_sql(path, sql);
     memset(&s, 0, sizeof s);
     CHECK(!st->load_all(st, collect, &s, err), "load: %s", err);
     CHECK(s.n_jobs == 2 && s.jobs[1].damaged && s.jobs[1].id == b && strstr(s.jobs[1].error, "checksum") &&
@@ -121,7 +109,7 @@ static void test_checksums(const char *dir)
     CHECK(!st->job_set_fetched(st, a, 5, err) && !st->job_set_fetched(st, a, 6, err), "fetched: %s", err);
     /* a missing partition record makes the job damaged too */
     snprintf(sql, sizeof sql, "DELETE FROM parts WHERE job = %lld AND idx = 2", (long long)a);
-    raw(path, sql);
+    journal_sql(path, sql);
     memset(&s, 0, sizeof s);
     st->load_all(st, collect, &s, err);
     CHECK(s.jobs[0].damaged && strstr(s.jobs[0].error, "missing"), "a missing partition record: %s", s.jobs[0].error);
@@ -153,7 +141,7 @@ static void test_migration(const char *dir)
         char path[256], sql[2048], err[CUZK_ERRLEN];
         snprintf(path, sizeof path, "%s/v%d.db", dir, version);
         snprintf(sql, sizeof sql, v2, version == 2 ? ", circuit TEXT NOT NULL DEFAULT ''" : "", version);
-        raw(path, sql);
+        journal_sql(path, sql);
         store *st;
         cuzk_err e = store_sqlite_open(&st, path, err);
         CHECK(!e, "open a version %d journal: %s", version, err);

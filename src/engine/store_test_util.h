@@ -1,9 +1,11 @@
 /* store_test_util.h - what the journal's tests share (store_test.c, store_pg_test.c,
- * journal_repair_test.c): load_all's records collected into a `seen`, and a job with its
- * partitions inserted in one call. Test code only. */
+ * journal_repair_test.c): load_all's records collected into a `seen`, a job with its
+ * partitions inserted in one call, SQL run on a journal file behind the store's back. Test code
+ * only. */
 #ifndef CUZK_ENGINE_STORE_TEST_UTIL_H
 #define CUZK_ENGINE_STORE_TEST_UTIL_H
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +61,20 @@ static int64_t store_test_insert(store *st, int kind, int priority, const char *
     cuzk_err e = st->job_insert(st, &job, parts, existed ? existed : &ex, err);
     CHECK(!e, "insert: %s", err);
     return e ? -1 : job.id;
+}
+
+/* runs SQL on the SQLite file through a connection of its own, as a damaged disk (or a person)
+   would */
+static void journal_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    CHECK(rc == SQLITE_OK, "raw SQL '%.60s': %s", sql, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    sqlite3_close(db);
 }
 
 #endif
