@@ -31,20 +31,12 @@
 
 static char tmpdir[] = "/tmp/cuzk-engine-XXXXXX";
 
-static engine *start(const char *sub, uint64_t budget, int gpu_workers)
+/* an engine on cfg, started; NULL (a failed check) when it does not start */
+static engine *start_cfg(const engine_config *cfg)
 {
-    engine_config cfg;
-    engine_config_defaults(&cfg);
-    char dir[256];
-    snprintf(dir, sizeof dir, "%s/%s", tmpdir, sub);
-    cfg.data_dir = dir;
-    cfg.backend = ENGINE_BACKEND_CPU;
-    cfg.budget_bytes = budget;
-    cfg.gpu_workers = gpu_workers;
-    cfg.cpu_threads = 1;
     engine *e = NULL;
     char err[CUZK_ERRLEN];
-    cuzk_err rc = engine_create(&e, &cfg, err);
+    cuzk_err rc = engine_create(&e, cfg, err);
     if (!rc)
         rc = engine_start(e, err);
     CHECK(!rc, "engine start: %s", err);
@@ -53,6 +45,26 @@ static engine *start(const char *sub, uint64_t budget, int gpu_workers)
         return NULL;
     }
     return e;
+}
+
+/* the defaults on the CPU backend with one thread, in data dir tmpdir/sub */
+static void test_config(engine_config *cfg, char *dir, size_t cap, const char *sub)
+{
+    engine_config_defaults(cfg);
+    snprintf(dir, cap, "%s/%s", tmpdir, sub);
+    cfg->data_dir = dir;
+    cfg->backend = ENGINE_BACKEND_CPU;
+    cfg->cpu_threads = 1;
+}
+
+static engine *start(const char *sub, uint64_t budget, int gpu_workers)
+{
+    engine_config cfg;
+    char dir[256];
+    test_config(&cfg, dir, sizeof dir, sub);
+    cfg.budget_bytes = budget;
+    cfg.gpu_workers = gpu_workers;
+    return start_cfg(&cfg);
 }
 
 static cuzk_err submit(engine *e, const char *zkey, const char *wtns, size_t n, engine_kind kind, int prio,
@@ -79,6 +91,20 @@ static int write_file(const char *path, const char *text)
         return -1;
     fputs(text, f);
     return fclose(f);
+}
+
+/* whether snarkjs accepts proof / pub (JSON text) for the merkle key; the files go to
+   tmpdir/{proof,public}-tag.json */
+static int snarkjs_accepts(const char *tag, const char *proof, const char *pub)
+{
+    char pp[300], pu[300], cmd[1200];
+    snprintf(pp, sizeof pp, "%s/proof-%s.json", tmpdir, tag);
+    snprintf(pu, sizeof pu, "%s/public-%s.json", tmpdir, tag);
+    write_file(pp, proof);
+    write_file(pu, pub);
+    snprintf(cmd, sizeof cmd,
+             "node_modules/.bin/snarkjs groth16 verify tests/data/bn128/merkle/vk.json %s %s >/dev/null 2>&1", pu, pp);
+    return system(cmd) == 0;
 }
 
 static char *read_file(const char *path)
@@ -120,25 +146,15 @@ static void test_transient(void)
 {
     setenv("CUZK_FAULT_OOM", "3", 1);
     engine_config cfg;
-    engine_config_defaults(&cfg);
     char dir[256], err[CUZK_ERRLEN], id[ENGINE_ID_LEN];
-    snprintf(dir, sizeof dir, "%s/transient", tmpdir);
-    cfg.data_dir = dir;
-    cfg.backend = ENGINE_BACKEND_CPU;
-    cfg.cpu_threads = 1;
+    test_config(&cfg, dir, sizeof dir, "transient");
     cfg.retry_max_ms = 100;
     cfg.min_free = (uint64_t)1 << 62; /* more than any disk: every upload is refused */
-    engine *e = NULL;
-    cuzk_err rc = engine_create(&e, &cfg, err);
-    if (!rc)
-        rc = engine_start(e, err);
-    CHECK(!rc, "engine start: %s", err);
-    if (rc) {
-        engine_destroy(e);
+    engine *e = start_cfg(&cfg);
+    if (!e)
         return;
-    }
     /* by path: nothing is written to the data dir, and min_free still applies */
-    rc = submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err);
+    cuzk_err rc = submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err);
     CHECK(rc == CUZK_ENOSPC && strstr(err, "free") && strstr(err, "--min-free"), "min_free: rc %d %s", rc, err);
     json_t *l = engine_list(e, NULL, 0);
     CHECK(json_array_size(l) == 0, "a refused submission was journaled (%zu jobs)", json_array_size(l));
@@ -146,15 +162,8 @@ static void test_transient(void)
     engine_destroy(e);
 
     cfg.min_free = 0;
-    e = NULL;
-    rc = engine_create(&e, &cfg, err);
-    if (!rc)
-        rc = engine_start(e, err);
-    CHECK(!rc, "engine start: %s", err);
-    if (rc) {
-        engine_destroy(e);
+    if (!(e = start_cfg(&cfg)))
         return;
-    }
     CHECK(!submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
     engine_job_info info;
     rc = engine_wait(e, id, 60000, &info, err);
@@ -180,16 +189,8 @@ static void test_transient(void)
     free(m);
     char *proof = NULL, *pub = NULL;
     CHECK(!engine_fetch_proof(e, id, 0, &proof, &pub, err), "fetch: %s", err);
-    if (proof && have_snarkjs()) {
-        char pp[300], pu[300], cmd[1200];
-        snprintf(pp, sizeof pp, "%s/proof-oom.json", tmpdir);
-        snprintf(pu, sizeof pu, "%s/public-oom.json", tmpdir);
-        write_file(pp, proof);
-        write_file(pu, pub);
-        snprintf(cmd, sizeof cmd,
-                 "node_modules/.bin/snarkjs groth16 verify tests/data/bn128/merkle/vk.json %s %s >/dev/null 2>&1", pu, pp);
-        CHECK(system(cmd) == 0, "snarkjs rejected the proof made after the device OOMs");
-    }
+    if (proof && have_snarkjs())
+        CHECK(snarkjs_accepts("oom", proof, pub), "snarkjs rejected the proof made after the device OOMs");
     free(proof);
     free(pub);
     engine_destroy(e);
@@ -221,15 +222,9 @@ static void test_prove_and_verify(void)
         CHECK(!strcmp(p2, want_pub), "public signals differ from snarkjs: %s vs %s", p2, want_pub);
         free(p2);
         if (have_snarkjs()) {
-            char pp[300], pu[300], cmd[1200];
-            snprintf(pp, sizeof pp, "%s/proof-%u.json", tmpdir, i);
-            snprintf(pu, sizeof pu, "%s/public-%u.json", tmpdir, i);
-            write_file(pp, proof);
-            write_file(pu, pub);
-            snprintf(cmd, sizeof cmd,
-                     "node_modules/.bin/snarkjs groth16 verify tests/data/bn128/merkle/vk.json %s %s >/dev/null 2>&1", pu,
-                     pp);
-            CHECK(system(cmd) == 0, "snarkjs rejected proof %u", i);
+            char tag[16];
+            snprintf(tag, sizeof tag, "%u", i);
+            CHECK(snarkjs_accepts(tag, proof, pub), "snarkjs rejected proof %u", i);
         }
         free(proof);
         free(pub);
