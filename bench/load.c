@@ -613,6 +613,14 @@ static int run_mix(void)
     return n_fail ? 1 : 0;
 }
 
+/* whether the daemon has closed this idle connection (readable, and nothing left to read) */
+static int peer_closed(int fd)
+{
+    char b[512];
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    return poll(&p, 1, 0) > 0 && recv(fd, b, sizeof b, MSG_DONTWAIT) <= 0;
+}
+
 static int run_flood(void)
 {
     int open0 = wait_daemon_quiet(10);
@@ -653,13 +661,11 @@ static int run_flood(void)
     int expect_refused = O.max_conns && O.idle > O.max_conns ? O.idle - O.max_conns : 0;
     int n_refused = 0;
     double until = now_s() + 2.0;
-    char b[512];
     while (now_s() < until) {
         for (int i = 0; i < O.idle; i++) {
             if (closed[i])
                 continue;
-            struct pollfd p = {.fd = fd[i], .events = POLLIN};
-            if (poll(&p, 1, 0) > 0 && recv(fd[i], b, sizeof b, MSG_DONTWAIT) <= 0) {
+            if (peer_closed(fd[i])) {
                 closed[i] = 1;
                 close(fd[i]);
                 n_refused++;
@@ -697,8 +703,7 @@ static int run_flood(void)
         for (int i = 0; i < O.idle; i++) {
             if (closed[i])
                 continue;
-            struct pollfd p = {.fd = fd[i], .events = POLLIN};
-            if (poll(&p, 1, 0) > 0 && recv(fd[i], b, sizeof b, MSG_DONTWAIT) <= 0) {
+            if (peer_closed(fd[i])) {
                 closed[i] = 1;
                 close(fd[i]);
                 note_held(now_s() - opened[i]);
