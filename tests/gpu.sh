@@ -13,7 +13,9 @@
 #      with the h MSM over a table of shifted bases (CUZK_GPU_MSM_TABLE=0 and 1; keys from 2^17
 #      points get one by default), and with the five MSMs at once (keys below 2^20 points, as
 #      all here) or one after another (CUZK_GPU_PAR_SETS_MAX=0): steps without a table at once,
-#      with one after another; proofs the other way round;
+#      with one after another; proofs the other way round; one proof more takes the witness
+#      MSMs' wide shapes made to differ at these sizes (CUZK_TEST_WIDE): dense witnesses must
+#      take them, sparse ones not, and the proof is the same;
 #      steps 2 and 3 also run with the key streamed (bases in page-locked host memory, chunks
 #      that do not divide the sets, a --gpu-mem cap below the resident need; gpu_backend_test
 #      also batches 1, 3 and 10 partitions of witnesses of zeros, ones, mixed and random values);
@@ -125,6 +127,19 @@ for curve in bn128 bls12381; do
                 pass "proof.json gpu == cpu: $curve $size $shape"
             else
                 fail "proof.json gpu != cpu: $curve $size $shape"
+            fi
+            # the witness MSMs' wide shapes (WIDE in backend_impl.cuh), made to differ at this size:
+            # taken for a dense witness only, and the same proof
+            want=witness; [ $shape = dense ] && want=wide
+            CUZK_GPU_WIDE=1 CUZK_TEST_WIDE=1 CUZK_GPU_MSM_PROFILE=1 CUZK_GPU_MSM_TABLE=0 CUZK_GPU_PAR_SETS_MAX=0 \
+                CUZK_TEST_RS=$rs "$CUZK" prove --backend gpu "$d/circuit.zkey" "$d/witness.wtns" \
+                "$d/proof_wide.json" "$d/public_wide.json" >"$d.prove_wide" 2>&1 \
+                || fail "prove --backend gpu, wide shapes, $curve $size $shape: $(tail -2 "$d.prove_wide")"
+            if cmp -s "$d/proof_cpu.json" "$d/proof_wide.json" && grep -q "msm sets ($want shapes)" "$d.prove_wide"; then
+                pass "proof.json gpu ($want shapes for a $shape witness) == cpu: $curve $size $shape"
+            else
+                fail "proof.json gpu ($want shapes for a $shape witness) != cpu: $curve $size $shape"
+                grep 'msm sets' "$d.prove_wide"
             fi
             CUZK_GPU_MSM_TABLE=1 CUZK_TEST_RS=$rs "$CUZK" prove --backend gpu "$d/circuit.zkey" "$d/witness.wtns" \
                 "$d/proof_tab.json" "$d/public_tab.json" >"$d.prove_tab" 2>&1 \

@@ -87,6 +87,10 @@ struct gpu_key {
     uint8_t *d_bases[ZKEY_BASES]; /* as in the zkey: affine Montgomery */
     int tab_h;            /* 1: the h MSM runs over d_tab_h, a table of shifted bases (msm.cuh) */
     uint8_t *d_tab_h;
+    /* WIDE: 1 when the MSM scratch also holds the shapes of random scalars for the witness sets
+       (msm_window_bits' windows and level-0 chunks from 2^23 points), which a dense witness takes */
+    int wide;
+    unsigned long long *d_full; /* count of witness scalars other than 0 and 1 (wide_for) */
     uint32_t *d_row_ptr;  /* 2n + 1 */
     uint32_t *d_col;      /* n_coefs: signal */
     fr *d_val;            /* n_coefs: coef * R^2 */
@@ -162,11 +166,21 @@ struct gpu_impl {
 cuzk_err gpu_err_code(cudaError_t e) { return e == cudaErrorMemoryAllocation ? CUZK_ENOMEM : CUZK_EDEVICE; }
 
 size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
-/* the MSM shape of base set k: all but the h set take witness scalars; tab: the h set runs over
-   a table of shifted bases */
-msm_shape set_shape(const zkey_file *z, int k, int tab)
+/* the MSM shape of base set k: all but the h set take witness scalars (the shape for mostly 0
+   and 1, unless wide: the shape of random scalars, for a dense witness; see WIDE); tab: the h
+   set runs over a table of shifted bases */
+msm_shape set_shape(const zkey_file *z, int k, int tab, int wide = 0)
 {
-    return msm_shape_of(set_points(z, k), GPU_FR_BITS, 0, k != ZKEY_H, k == ZKEY_H && tab, k == ZKEY_B2);
+    static int test = -1; /* CUZK_TEST_WIDE=1 (tests): wide shapes that differ from the narrow at any size */
+    if (test < 0)
+        test = getenv("CUZK_TEST_WIDE") && !strcmp(getenv("CUZK_TEST_WIDE"), "1");
+    size_t n = set_points(z, k);
+    if (wide && test && k != ZKEY_H) {
+        msm_shape s = msm_shape_of(n, GPU_FR_BITS, msm_window_bits(n, 1) + 2, 0, 0, k == ZKEY_B2);
+        msm_shape_set_chunk(s, k == ZKEY_B2 ? MSM_CHUNK_LARGE_G2 : MSM_CHUNK_LARGE);
+        return s;
+    }
+    return msm_shape_of(n, GPU_FR_BITS, 0, k != ZKEY_H && !wide, k == ZKEY_H && tab, k == ZKEY_B2);
 }
 size_t set_point_bytes(const zkey_file *z, int k)
 {
@@ -273,17 +287,71 @@ static void host_bases_release(host_bases *h)
 }
 
 
-size_t msm_need(const zkey_file *z, int tab)
+/* bytes of the MSM scratch: the largest of the five sets' (wide: of their narrow and wide shapes) */
+size_t msm_need(const zkey_file *z, int tab, int wide = 0)
 {
     size_t m = 0;
-    for (int k = 0; k < ZKEY_BASES; k++) {
-        msm_shape s = set_shape(z, k, tab);
-        size_t b = k == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr)
-                                : msm_scratch_layout<fq>(s, nullptr, nullptr);
-        if (b > m)
-            m = b;
-    }
+    for (int k = 0; k < ZKEY_BASES; k++)
+        for (int w = 0; w <= wide; w++) {
+            msm_shape s = set_shape(z, k, tab, w);
+            size_t b = k == ZKEY_B2 ? msm_scratch_layout<fq2>(s, nullptr, nullptr)
+                                    : msm_scratch_layout<fq>(s, nullptr, nullptr);
+            if (b > m)
+                m = b;
+        }
     return m;
+}
+
+/* WIDE. The witness MSMs (A, B1, B2, C) take the shape of mostly 0 and 1 scalars (windows of at
+ * most 16 bits, level-0 chunks of 32 entries: msm_window_bits), which is what circuits of bit
+ * decompositions and boolean constraints give and where wider windows cost more in buckets than
+ * they save in additions. A dense witness (circom's hashes, rollups: most values full-field) is
+ * the opposite case, a random MSM, for which keys from 2^23 points take wider windows and longer
+ * level-0 chunks. A resident key whose MSMs run one after another gets the scratch for both where
+ * that still leaves a quarter of the cap free (CUZK_GPU_WIDE=0: never; 1: whenever it fits); each
+ * msm_all then counts the witness scalars other than 0 and 1 on the device (wide_for) and takes
+ * the wide shapes when they are at least half. Both shapes give the same sums, so the proof
+ * does not depend on the choice. */
+#define WIDE_MIN_FULL_NUM 1 /* full-field share of the witness scalars that makes it dense: 1/2 */
+#define WIDE_MIN_FULL_DEN 2
+
+static __global__ __launch_bounds__(256) void count_full_kernel(unsigned long long *cnt, const uint4 *s, size_t n)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int full = 0;
+    if (i < n) {
+        uint4 x = s[2 * i], y = s[2 * i + 1];
+        full = x.x > 1u || (x.y | x.z | x.w | y.x | y.y | y.z | y.w) != 0;
+    }
+    full = __syncthreads_count(full);
+    if (threadIdx.x == 0 && full)
+        atomicAdd(cnt, (unsigned long long)full);
+}
+
+/* whether this msm_all takes the wide shapes: the key has them and the n_vars witness scalars at
+   d_w (on st, waited for here) are dense */
+cudaError_t wide_for(gpu_key *k, const uint32_t *d_w, cudaStream_t st, int *wide)
+{
+    *wide = 0;
+    if (!k->wide)
+        return cudaSuccess;
+    unsigned long long full = 0;
+    cudaError_t e;
+    if ((e = cudaMemsetAsync(k->d_full, 0, sizeof full, st)) != cudaSuccess)
+        return e;
+    count_full_kernel<<<(unsigned)((k->n_vars + 255) / 256), 256, 0, st>>>(k->d_full, (const uint4 *)d_w, k->n_vars);
+    if ((e = cudaMemcpyAsync(&full, k->d_full, sizeof full, cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+        (e = cudaStreamSynchronize(st)) != cudaSuccess)
+        return e;
+    *wide = full * WIDE_MIN_FULL_DEN >= (unsigned long long)k->n_vars * WIDE_MIN_FULL_NUM;
+    return cudaSuccess;
+}
+
+/* CUZK_GPU_WIDE: 0 never, 1 whenever it fits, -1 (unset) where it leaves a quarter of the cap */
+static int wide_env()
+{
+    const char *e = getenv("CUZK_GPU_WIDE");
+    return e && *e == '0' ? 0 : e && *e == '1' ? 1 : -1;
 }
 
 #define GPU_KEY_RESERVE ((size_t)64 << 20) /* device memory a key leaves free for the runtime */
@@ -416,6 +484,7 @@ void key_free(gpu_key *k)
     for (int i = 0; i < ZKEY_BASES; i++)
         cudaFree(k->d_bases[i]);
     cudaFree(k->d_tab_h);
+    cudaFree(k->d_full);
     cudaFree(k->d_row_ptr);
     cudaFree(k->d_col);
     cudaFree(k->d_val);
@@ -610,6 +679,20 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         k->par_sets = k->place.par_sets;
         k->tab_h = k->place.table;
         k->msm_bytes = msm_need(z, k->tab_h); /* streamed: the chunks' scratch, below */
+        /* WIDE: the witness sets' shapes for dense witnesses, where they differ and fit */
+        int wenv = wide_env();
+        if (!k->place.streamed && !k->par_sets && wenv != 0) {
+            size_t wb = msm_need(z, k->tab_h, 1), extra = wb - k->msm_bytes;
+            uint64_t keep = wenv == 1 ? 0 : cap / 4;
+            if (extra == 0 || k->place.need + extra + keep <= pin.avail) {
+                k->wide = 1;
+                k->msm_bytes = wb;
+                k->place.need += extra;
+                if (extra)
+                    snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
+                             "; wide windows for dense witnesses");
+            }
+        }
         k->device = im->device;
     }
     if (pthread_mutex_init(&k->mu_ntt, nullptr) || pthread_mutex_init(&k->mu_msm, nullptr)) {
@@ -750,6 +833,8 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         }
     }
     CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
+    if (k->wide)
+        CUDA_TRY(cudaMalloc((void **)&k->d_full, sizeof *k->d_full));
     if (k->tab_h) { /* built in the MSM scratch, which no MSM uses yet */
         msm_shape s = set_shape(z, ZKEY_H, 1);
         if (opts->progress)
@@ -993,9 +1078,9 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 
 template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
-                    uint8_t *scratch)
+                    uint8_t *scratch, int wide = 0)
 {
-    msm_shape s = set_shape(k->z, set, k->tab_h);
+    msm_shape s = set_shape(k->z, set, k->tab_h, wide);
     msm_scratch<F> sc;
     msm_scratch_layout<F>(s, scratch, &sc);
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
@@ -1437,14 +1522,38 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         pthread_mutex_unlock(&k->mu_msm);
         return CUZK_OK;
     }
-    /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three */
-    CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm));
-    CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm));
-    CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm));
-    CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
-                         k->d_msm));
-    CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
-    CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm));
+    {
+        /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three (the
+           sorted entries sit at the same offsets in every shape's scratch) */
+        int wide = 0;
+        CUDA_TRY(wide_for(k, k->d_msm_w, k->st_msm[u], &wide));
+        const char *pe = getenv("CUZK_GPU_MSM_PROFILE");
+        const int prof = pe && *pe == '1';
+        double t[ZKEY_BASES + 1];
+        t[0] = prof ? mono_ms() : 0;
+        CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide));
+        t[1] = prof ? mono_ms() : 0;
+        CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide));
+        t[2] = prof ? mono_ms() : 0;
+        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide));
+        t[3] = prof ? mono_ms() : 0;
+        CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
+                             k->d_msm, wide));
+        t[4] = prof ? mono_ms() : 0;
+        CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
+        CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm));
+        t[5] = prof ? mono_ms() : 0;
+        if (prof) {
+            static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
+            fprintf(stderr, "msm sets (%s shapes): %.1f ms;", wide ? "wide" : "witness", t[5] - t[0]);
+            for (int i = 0; i < ZKEY_BASES; i++) {
+                msm_shape s = set_shape(z, i, k->tab_h, wide);
+                fprintf(stderr, " %s %.1f ms (c %u, chunk %u%s)", names[i], t[i + 1] - t[i], s.c, s.chunk0,
+                        s.tab ? ", table" : "");
+            }
+            fprintf(stderr, "\n");
+        }
+    }
     pthread_mutex_unlock(&k->mu_msm);
     return CUZK_OK;
 fail:
