@@ -7,7 +7,8 @@
 #   3. a large whole proof     dev-circuit of 2^LARGE_LOG constraints, prove --repeat, verify
 #   4. bench/stream.sh         streamed keys against resident ones under a --gpu-mem cap
 #   5. bench/gpu.sh            kernel table and whole proofs (bench/results format)
-# Logs and tables go to $OUT. Knobs: LARGE_LOG (24), LARGE_CURVE (bls12381), SKIP="pipeline ...".
+# Logs and tables go to $OUT. Knobs: LARGE_LOG (24), LARGE_CURVE (bls12381), SKIP="pipeline ...",
+# BENCH_DENSE_SIZES (bench/gpu.sh's dense proofs; none here unless set: 2^24 takes minutes to make).
 set -uo pipefail
 OUT=${OUT:-/tmp/cuzk-out}
 mkdir -p "$OUT"
@@ -63,7 +64,8 @@ part large ${LARGE_S:-130} bash -c large
 grep -E 'key|run|median|points computed|constraints' "$OUT/large.txt" | head
 part stream ${STREAM_S:-300} env BENCH_OUT="$OUT/stream-bench.md" BENCH_WORK=/tmp/stream STREAM_LOGS="${STREAM_LOGS:-24}" \
     bench/stream.sh
-part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" bench/gpu.sh
+part gpubench ${GPUBENCH_S:-180} env BENCH_OUT="$OUT/gpu-bench.md" BENCH_PROOF_SIZES="${BENCH_PROOF_SIZES:-1000000}" \
+    BENCH_DENSE_SIZES="${BENCH_DENSE_SIZES-}" bench/gpu.sh
 cat "$OUT/gpu-bench.md" 2>/dev/null | grep -E '^\|' | head -60
 # at most 8 files travel back: keep the results, leave the build logs behind
 cat "$OUT/env.txt"

@@ -4,7 +4,8 @@
 # and whole proofs with --backend gpu against --backend cpu on synthetic keys, both curves.
 # Writes a markdown table to bench/results/gpu-<date>.md with the device and the commit.
 #
-#   CUZK=build/bin/cuzk bench/gpu.sh            (BENCH_PROOF_SIZES="65536 1048576" to choose)
+#   CUZK=build/bin/cuzk bench/gpu.sh            (BENCH_PROOF_SIZES="65536 1048576" to choose;
+#                                                BENCH_DENSE_SIZES for the dense proofs, empty: none)
 # Model bounds: see the head of dev/cuda/lab.cu. Timings are medians (labs: 5-7 runs after a
 # warm-up; proofs: `cuzk prove --repeat` 6 runs on the GPU, 2 on the CPU, median, the key
 # loaded once and not counted).
@@ -79,6 +80,39 @@ for curve in bn128 bls12381; do
     done
 done
 echo >>"$out"
+
+# dense witnesses (cuzk dev-circuit --dense: nearly every value full-field, as circom's hashes give):
+# the resident key's witness MSMs with the wide shapes (the default) and with the shapes for mostly
+# 0 and 1 (CUZK_GPU_WIDE=0); CUZK_GPU_MSM_PROFILE=1 gives each MSM's time. The targets: BLS12-381
+# 2^24 <= 600 ms (its MSMs <= 500), BN254 2^24 <= 300 ms. 2^24 - 2 constraints take ~160 s to make.
+if [ -n "${BENCH_DENSE_SIZES-16777214}" ]; then
+    echo "## Dense witnesses (cuzk prove --repeat 3, key resident; MSM times from CUZK_GPU_MSM_PROFILE=1)" >>"$out"
+    echo >>"$out"
+    echo "| curve | constraints | domain | witness MSM shapes | median prove ms | msm ms | A | B1 | B2 | C | H | target ms |" >>"$out"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|" >>"$out"
+    for curve in bn128 bls12381; do
+        for size in ${BENCH_DENSE_SIZES-16777214}; do
+            d=$work/$curve-$size-dense
+            [ -f "$d/circuit.zkey" ] || "$CUZK" dev-circuit --dense --curve $curve --constraints $size --out "$d" -q \
+                >/dev/null 2>&1 || { echo "| $curve | $size | - | - | dev-circuit failed |" >>"$out"; continue; }
+            for w in 1 0; do
+                CUZK_GPU_WIDE=$w CUZK_GPU_MSM_PROFILE=1 "$CUZK" prove -v --repeat 3 --backend gpu "$d/circuit.zkey" \
+                    "$d/witness.wtns" "$d/proof.json" "$d/public.json" >"$d/prove-$w.info" 2>&1
+                "$CUZK" verify "$d/vk.json" "$d/public.json" "$d/proof.json" >/dev/null 2>&1 \
+                    || echo "| $curve | $size | - | - | proof does not verify |" >>"$out"
+                med=$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' "$d/prove-$w.info" | tail -1)
+                dom=$(grep -ao 'domain 2^[0-9]*' "$d/prove-$w.info" 2>/dev/null | head -1)
+                prof=$(grep 'msm sets' "$d/prove-$w.info" | tail -1)
+                shapes=$(sed -n 's/.*msm sets (\([a-z]*\) shapes).*/\1/p' <<< "$prof")
+                sets=$(sed -n 's/.*msm sets ([a-z]* shapes): \([0-9.]*\) ms; A \([0-9.]*\) ms.*B1 \([0-9.]*\) ms.*B2 \([0-9.]*\) ms.*C \([0-9.]*\) ms.*H \([0-9.]*\) ms.*/\1 | \2 | \3 | \4 | \5 | \6/p' <<< "$prof")
+                tgt=-
+                [ "${dom#domain }" = "2^24" ] && { [ $curve = bls12381 ] && tgt=600 || tgt=300; }
+                echo "| $curve | $size | ${dom#domain } | ${shapes:-?} | ${med:-failed} | ${sets:-- | - | - | - | - | -} | $tgt |" >>"$out"
+            done
+        done
+    done
+    echo >>"$out"
+fi
 echo "Backend steps, ms:" >>"$out"
 cat "$work/steps.txt" >>"$out" 2>/dev/null
 rm -f "$work/steps.txt"
