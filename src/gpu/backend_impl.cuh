@@ -172,9 +172,16 @@ size_t set_points(const zkey_file *z, int k) { return z->n_bases[k]; }
 msm_shape set_shape(const zkey_file *z, int k, int tab, int wide = 0)
 {
     static int test = -1; /* CUZK_TEST_WIDE=1 (tests): wide shapes that differ from the narrow at any size */
-    if (test < 0)
+    static unsigned bits = 0; /* CUZK_GPU_WIDE_BITS=c (a benchmark knob, 4..22): the wide shapes' window bits */
+    if (test < 0) {
         test = getenv("CUZK_TEST_WIDE") && !strcmp(getenv("CUZK_TEST_WIDE"), "1");
+        const char *e = getenv("CUZK_GPU_WIDE_BITS");
+        int c = e && *e ? atoi(e) : 0;
+        bits = c >= 4 && c <= 22 ? (unsigned)c : 0;
+    }
     size_t n = set_points(z, k);
+    if (wide && bits && k != ZKEY_H)
+        return msm_shape_of(n, GPU_FR_BITS, bits, 0, 0, k == ZKEY_B2);
     if (wide && test && k != ZKEY_H) {
         msm_shape s = msm_shape_of(n, GPU_FR_BITS, msm_window_bits(n, 1) + 2, 0, 0, k == ZKEY_B2);
         msm_shape_set_chunk(s, k == ZKEY_B2 ? MSM_CHUNK_LARGE_G2 : MSM_CHUNK_LARGE);
@@ -688,9 +695,14 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
                 k->wide = 1;
                 k->msm_bytes = wb;
                 k->place.need += extra;
-                if (extra)
+                int differ = 0;
+                for (int i = 0; i < ZKEY_BASES; i++) {
+                    msm_shape a = set_shape(z, i, k->tab_h, 0), b = set_shape(z, i, k->tab_h, 1);
+                    differ |= a.c != b.c || a.chunk0 != b.chunk0;
+                }
+                if (differ)
                     snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                             "; wide windows for dense witnesses");
+                             "; wide windows for dense witnesses (%+.2f GiB)", (double)extra / (1u << 30));
             }
         }
         k->device = im->device;
