@@ -33,6 +33,7 @@
 #ifndef CUZK_GROTH16_DEVSETUP_H
 #define CUZK_GROTH16_DEVSETUP_H
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,10 +426,43 @@ static void dev_lc_eval(dev_lc_sums *o, const dev_circuit *c, uint64_t k, const 
     }
 }
 
-/* Fills in the determined wires (in constraint order), then checks every constraint
- * A*B = C again over the complete witness. w: n_wires (Montgomery), in and out. */
+/* The check of dev_solve: rows [task * per, (task + 1) * per) of A*B = C; bad keeps the
+ * lowest failing row (UINT64_MAX: none), so a failure names the same row on any pool. */
+#ifndef DEV_CHECK_ROWS
+#define DEV_CHECK_ROWS 65536 /* rows a task (tests set fewer, to run many tasks on small circuits) */
+#endif
+typedef struct dev_check_ctx {
+    const dev_circuit *c;
+    const fr_t *w, *coef;
+    _Atomic uint64_t bad;
+} dev_check_ctx;
+
+static void dev_check_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    dev_check_ctx *x = ctx;
+    uint64_t k1 = ((uint64_t)task + 1) * DEV_CHECK_ROWS;
+    if (k1 > x->c->n_constraints)
+        k1 = x->c->n_constraints;
+    dev_lc_sums s;
+    fr_t ab;
+    for (uint64_t k = (uint64_t)task * DEV_CHECK_ROWS; k < k1; k++) {
+        dev_lc_eval(&s, x->c, k, x->w, x->coef, DEV_NO_WIRE, NULL);
+        fr_mul(&ab, &s.s[DEV_A], &s.s[DEV_B]);
+        if (!fr_eq(&ab, &s.s[DEV_C])) {
+            uint64_t cur = atomic_load(&x->bad);
+            while (k < cur && !atomic_compare_exchange_weak(&x->bad, &cur, k))
+                ;
+            return;
+        }
+    }
+}
+
+/* Fills in the determined wires (in constraint order: a row may read any wire an earlier row
+ * determined, so this part runs on one thread), then checks every constraint A*B = C again over
+ * the complete witness, over the pool. w: n_wires (Montgomery), in and out. */
 static cuzk_err dev_solve(const dev_circuit *c, fr_t *w, const fr_t *coef, const fr_t *coef_inv,
-                          char *err)
+                          pool_t *pool, char *err)
 {
     dev_lc_sums s;
     fr_t ab, x;
@@ -444,13 +478,13 @@ static cuzk_err dev_solve(const dev_circuit *c, fr_t *w, const fr_t *coef, const
         fr_sub(&x, &ab, &s.s[DEV_C]); /* c_out * w_out = A*B - (rest of C) */
         fr_mul(&w[out], &x, &coef_inv[oc]);
     }
-    for (uint64_t k = 0; k < c->n_constraints; k++) {
-        dev_lc_eval(&s, c, k, w, coef, DEV_NO_WIRE, NULL);
-        fr_mul(&ab, &s.s[DEV_A], &s.s[DEV_B]);
-        if (!fr_eq(&ab, &s.s[DEV_C]))
-            return cuzk_errf(err, CUZK_EINTERNAL, "dev-circuit: constraint %llu is not satisfied",
-                             (unsigned long long)k);
-    }
+    dev_check_ctx chk = {.c = c, .w = w, .coef = coef};
+    atomic_init(&chk.bad, UINT64_MAX);
+    pool_run(pool, (c->n_constraints + DEV_CHECK_ROWS - 1) / DEV_CHECK_ROWS, dev_check_task, &chk);
+    uint64_t bad = atomic_load(&chk.bad);
+    if (bad != UINT64_MAX)
+        return cuzk_errf(err, CUZK_EINTERNAL, "dev-circuit: constraint %llu is not satisfied",
+                         (unsigned long long)bad);
     return CUZK_OK;
 }
 
@@ -684,7 +718,7 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
         goto oom;
     for (size_t i = 0; i < nw; i++)
         dev_fr_from_bytes(&w[i], c->witness + 32 * i);
-    if ((e = dev_solve(c, w, coef, coef_inv, err)))
+    if ((e = dev_solve(c, w, coef, coef_inv, pool, err)))
         goto fail;
     for (size_t i = 0; i < nw; i++)
         dev_fr_to_bytes(c->witness + 32 * i, &w[i]);
