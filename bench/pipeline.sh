@@ -35,7 +35,7 @@ case "$CUZK" in /*) ;; *) CUZK=$repo/$CUZK ;; esac
 # ---------------------------------------------------------------- report (from saved files)
 report() { # DIR: status.json, jobs.json, run.env written by a run
     . "$1/run.env"
-    node - "$1/status.json" "$1/jobs.json" "$t0" "$t1" "$failed" "$1/solo.json" <<'EOF'
+    node - "$1/status.json" "$1/jobs.json" "$t0" "$t1" "$failed" "$1/solo.json" "$1/trace.json" <<'EOF'
 const fs = require("fs");
 const [st, jl] = [2, 3].map(i => JSON.parse(fs.readFileSync(process.argv[i])));
 const wall = Number(process.argv[5]) - Number(process.argv[4]);
@@ -128,6 +128,31 @@ if (soloWp.length && devms.length && wp.length) {
   /* jobs.json has no stages; /status lists the recent jobs with them */
   const detail = new Map((st.active || []).map(j => [j.id, j]));
   console.log(stageRow("under load", done.filter(j => j.kind === "winning-post").map(j => detail.get(j.id)).filter(j => j)));
+}
+/* the same ratio over the backlog alone (its first submission to its last proof), from the
+   trace's device tracks (pid 3, one tid a device): the figure above also counts the solo runs
+   before it, one job at a time, where the device must wait for each one's synthesis */
+let trace = null;
+try { trace = JSON.parse(fs.readFileSync(process.argv[8])); } catch (e) { /* a run without it */ }
+if (trace && bl.length) {
+  const w0 = 1000 * Math.min(...bl.map(j => j.submitted_ms)), w1 = 1000 * Math.max(...bl.map(j => j.finished_ms));
+  const per = new Map();
+  for (const e of (trace.traceEvents || trace)) {
+    if (e.pid !== 3 || e.ph !== "X" || !(e.name === "busy" || String(e.name).startsWith("idle: "))) continue;
+    const a = Math.max(e.ts, w0), z = Math.min(e.ts + (e.dur || 0), w1);
+    if (z <= a) continue;
+    const m = per.get(e.tid) || {};
+    m[e.name] = (m[e.name] || 0) + (z - a);
+    per.set(e.tid, m);
+  }
+  for (const [dev, m] of per) {
+    const waited = Object.entries(m).filter(([k]) => k.startsWith("idle: ") && k !== "idle: no_work");
+    const denom = (m.busy || 0) + waited.reduce((a, [, v]) => a + v, 0);
+    if (denom > 0)
+      console.log(`device ${dev}, while the backlog lasted (${((w1 - w0) / 1e6).toFixed(1)} s, from the trace): busy ` +
+                  `${(100 * (m.busy || 0) / denom).toFixed(1)} % while work was queued, ` +
+                  waited.sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k.slice(6)} ${(100 * v / denom).toFixed(1)} %`).join(", "));
+  }
 }
 const gaps = st.idle_gap_ms || {};
 const gsum = Object.values(gaps).reduce((a, b) => a + b, 0);
