@@ -646,6 +646,69 @@ static void test_wtns(cuzk_curve_id curve)
     bin_free(&f);
 }
 
+/* f as a file whose sections all lie beyond 4 GiB: an unknown section of `hole` bytes first,
+ * left as a hole of a sparse file (nothing is written or read there) */
+static const char *write_bin_far(const char *name, const bin *f, uint64_t hole)
+{
+    static char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    bytes b = bin_bytes(f);
+    uint8_t head[24];
+    memcpy(head, b.p, 12);
+    put32(head + 8, (uint32_t)f->n + 1);
+    put32(head + 12, 77);
+    for (int i = 0; i < 8; i++)
+        head[16 + i] = (uint8_t)(hole >> (8 * i));
+    FILE *o = fopen(path, "wb");
+    if (!o || fwrite(head, 1, 24, o) != 24 || fseeko(o, (off_t)hole, SEEK_CUR) != 0 ||
+        fwrite(b.p + 12, 1, b.n - 12, o) != b.n - 12 || fclose(o) != 0) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(2);
+    }
+    free(b.p);
+    return path;
+}
+
+/* 64-bit offsets: a .zkey and a .wtns whose sections start past 4 GiB (a partition key of tens
+ * of GiB has its later sections there) read the same as the compact files */
+static void test_far_sections(cuzk_curve_id curve)
+{
+    const cuzk_curve_info *cv = curve_info(curve);
+    const uint64_t hole = ((uint64_t)5 << 30) + 3; /* past 4 GiB, and odd: unaligned views */
+    char err[CUZK_ERRLEN] = "";
+    zparams zp = {curve, 9, 2, 16, 13};
+    bin f = zkey_build(&zp);
+    zkey_file z;
+    const char *path = write_bin_far("far.zkey", &f, hole);
+    cuzk_err rc = zkey_open(&z, path, err);
+    CHECK(rc == CUZK_OK, "%s zkey with its sections past 4 GiB: %s", cv->label, err);
+    if (rc == CUZK_OK) {
+        static const uint32_t types[ZKEY_BASES] = {5, 6, 7, 8, 9};
+        CHECK(z.n_vars == 9 && z.domain_size == 16 && z.n_coefs == 13, "far zkey header counts");
+        CHECK((uint64_t)((const uint8_t *)z.bases[0] - (const uint8_t *)z.map.base) > ((uint64_t)1 << 32),
+              "far zkey: the A section lies past 4 GiB");
+        CHECK(!memcmp(z.coefs, bin_find(&f, 4)->b.p + 4, 13 * 44), "far zkey: coefficient view");
+        for (int i = 0; i < ZKEY_BASES; i++)
+            CHECK(!memcmp(z.bases[i], bin_find(&f, types[i])->b.p,
+                          (size_t)z.n_bases[i] * (i == ZKEY_B2 ? cv->g2_bytes : cv->g1_bytes)),
+                  "far zkey: bases[%d] view", i);
+        zkey_close(&z);
+    }
+    unlink(path);
+    bin_free(&f);
+    f = wtns_build(curve, 9);
+    wtns_file w;
+    path = write_bin_far("far.wtns", &f, hole);
+    rc = wtns_open(&w, path, err);
+    CHECK(rc == CUZK_OK, "%s wtns with its values past 4 GiB: %s", cv->label, err);
+    if (rc == CUZK_OK) {
+        CHECK(w.n_witness == 9 && !memcmp(w.values, bin_find(&f, 2)->b.p, 9 * 32), "far wtns values view");
+        wtns_close(&w);
+    }
+    unlink(path);
+    bin_free(&f);
+}
+
 static void test_check_witness(void)
 {
     char err[CUZK_ERRLEN] = "";
@@ -922,6 +985,7 @@ int main(int argc, char **argv)
         test_zkey_bad((cuzk_curve_id)c);
         test_wtns((cuzk_curve_id)c);
         test_r1cs((cuzk_curve_id)c);
+        test_far_sections((cuzk_curve_id)c);
     }
     for (int c = 0; c < CURVE_COUNT; c++) {
         zparams zp = {(cuzk_curve_id)c, 9, 2, 16, 13};
@@ -944,7 +1008,7 @@ int main(int argc, char **argv)
 
     static const char *const leftovers[] = {"good.zkey", "case.bin", "cut.bin", "big.zkey",
                                             "w.wtns",    "k.zkey",   "k.wtns",  "c.r1cs",
-                                            "empty.r1cs", "flip.bin"};
+                                            "empty.r1cs", "flip.bin", "far.zkey", "far.wtns"};
     for (size_t i = 0; i < sizeof leftovers / sizeof leftovers[0]; i++) {
         char p[600];
         snprintf(p, sizeof p, "%s/%s", tmpdir, leftovers[i]);
