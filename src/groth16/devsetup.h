@@ -697,6 +697,34 @@ static bool dev_coef_tables(const dev_circuit *c, fr_t *coef, fr_t *coef_inv, ui
 }
 
 #ifndef DEV_SETUP_NO_EXPORT
+/* abc[3j + m] += coef * L[row] for every term (row, m, wire j, coef): task t of `tasks` owns
+ * the wires [t nw / tasks, (t + 1) nw / tasks) and scans all terms for them, so no two tasks
+ * write one sum (a scan of the term list per task, against a product per term in all) */
+typedef struct dev_abc_ctx {
+    const dev_circuit *c;
+    const fr_t *coef, *L;
+    fr_t *abc;
+    size_t tasks;
+} dev_abc_ctx;
+
+static void dev_abc_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    const dev_abc_ctx *x = ctx;
+    const dev_circuit *c = x->c;
+    uint64_t nw = c->n_wires, lo = nw * task / x->tasks, hi = nw * (task + 1) / x->tasks;
+    for (uint64_t q = 0; q < c->n_constraints; q++)
+        for (int m = 0; m < 3; m++)
+            for (uint64_t i = c->lc_off[3 * q + m]; i < c->lc_off[3 * q + m + 1]; i++) {
+                uint64_t j = c->terms[i].wire;
+                if (j < lo || j >= hi)
+                    continue;
+                fr_t t;
+                fr_mul(&t, &x->coef[c->terms[i].coef], &x->L[q]);
+                fr_add(&x->abc[3 * j + m], &x->abc[3 * j + m], &t);
+            }
+}
+
 cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, pool_t *pool,
                               const char *zkey_path, FILE *log, char *err)
 {
@@ -745,13 +773,10 @@ cuzk_err CURVE_SYM(dev_setup)(dev_circuit *c, const dev_circuit_params *params, 
             goto oom;
     }
     /* a_j, b_j, c_j: abc[3j + m] */
-    for (uint64_t q = 0; q < c->n_constraints; q++)
-        for (int m = 0; m < 3; m++)
-            for (uint64_t i = c->lc_off[3 * q + m]; i < c->lc_off[3 * q + m + 1]; i++) {
-                fr_t x;
-                fr_mul(&x, &coef[c->terms[i].coef], &L[q]);
-                fr_add(&abc[3 * (size_t)c->terms[i].wire + m], &abc[3 * (size_t)c->terms[i].wire + m], &x);
-            }
+    {
+        dev_abc_ctx ax = {.c = c, .coef = coef, .L = L, .abc = abc, .tasks = (size_t)pool_size(pool)};
+        pool_run(pool, ax.tasks, dev_abc_task, &ax);
+    }
     for (size_t j = 0; j <= npub; j++) /* the public-input rows {0, nConstraints+j, j, 1} */
         fr_add(&abc[3 * j + DEV_A], &abc[3 * j + DEV_A], &L[c->n_constraints + j]);
     dev_log(&k, "polynomials evaluated at tau", nw);
