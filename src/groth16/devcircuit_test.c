@@ -17,6 +17,7 @@
 #include "ec/ec.h"
 #define DEV_SETUP_NO_EXPORT
 #define DEV_CHECK_ROWS 7 /* dev_solve's check in many tasks even on small circuits */
+#define DEV_SOLVE_ROWS 2 /* and its solve in levels */
 #include "groth16/devsetup.h"
 
 #include <stdio.h>
@@ -337,8 +338,35 @@ static void test_circuit(int dense, uint32_t n, uint32_t npub)
     CHECK(dev_coef_tables(&c, coef, inv, coef2), "coef tables");
     for (uint32_t i = 0; i < c.n_wires; i++)
         dev_fr_from_bytes(&w[i], c.witness + 32 * (size_t)i);
+    fr_t *w0 = malloc(c.n_wires * sizeof *w0);
+    memcpy(w0, w, c.n_wires * sizeof *w0);
     e = dev_solve(&c, w, coef, inv, NULL, err);
     CHECK(!e, "solve: %s", err);
+    {
+        /* over a pool the rows are solved level by level (dev_levels): the same witness */
+        uint32_t *order = NULL, levels = 0;
+        uint64_t *lvl_off = NULL;
+        CHECK(dev_levels(&c, &order, &lvl_off, &levels), "levels");
+        uint64_t det = 0;
+        for (uint32_t k = 0; k < n; k++)
+            det += c.out_wire[k] != DEV_NO_WIRE;
+        CHECK(lvl_off[levels] == det && levels <= det, "%u levels hold %llu of %llu determined rows", levels,
+              (unsigned long long)lvl_off[levels], (unsigned long long)det);
+        for (uint32_t l = 0; l < levels; l++)
+            for (uint64_t j = lvl_off[l]; j + 1 < lvl_off[l + 1]; j++)
+                CHECK(order[j] < order[j + 1], "level %u out of row order", l);
+        free(order);
+        free(lvl_off);
+        pool_t *p4 = pool_create(4);
+        fr_t *wp = malloc(c.n_wires * sizeof *wp);
+        memcpy(wp, w0, c.n_wires * sizeof *wp);
+        e = dev_solve(&c, wp, coef, inv, p4, err);
+        CHECK(!e && !memcmp(wp, w, c.n_wires * sizeof *wp), "solve over a pool: %s",
+              e ? err : "a different witness");
+        free(wp);
+        pool_destroy(p4);
+    }
+    free(w0);
     for (uint32_t i = 0; i < c.n_wires; i++)
         dev_fr_to_bytes(c.witness + 32 * (size_t)i, &w[i]);
     CHECK(unsatisfied(&c) == 0, "%llu constraints not satisfied", (unsigned long long)unsatisfied(&c));

@@ -458,26 +458,134 @@ static void dev_check_task(void *ctx, size_t task, int worker)
     }
 }
 
-/* Fills in the determined wires (in constraint order: a row may read any wire an earlier row
- * determined, so this part runs on one thread), then checks every constraint A*B = C again over
- * the complete witness, over the pool. w: n_wires (Montgomery), in and out. */
+/* Row k of the solve: its output wire from the others (c_out * w_out = A*B - rest of C); false
+ * when the output wire is missing from C. Rows without one (pure checks) do nothing. */
+static bool dev_solve_row(const dev_circuit *c, fr_t *w, const fr_t *coef, const fr_t *coef_inv, uint64_t k)
+{
+    uint32_t out = c->out_wire[k], oc = UINT32_MAX;
+    if (out == DEV_NO_WIRE)
+        return true;
+    dev_lc_sums s;
+    fr_t ab, x;
+    dev_lc_eval(&s, c, k, w, coef, out, &oc);
+    if (oc == UINT32_MAX)
+        return false;
+    fr_mul(&ab, &s.s[DEV_A], &s.s[DEV_B]);
+    fr_sub(&x, &ab, &s.s[DEV_C]);
+    fr_mul(&w[out], &x, &coef_inv[oc]);
+    return true;
+}
+
+/* The solve in levels: a row's level is one more than the highest level of the rows that
+ * determine the wires it reads (0 when it reads free wires only), so the rows of one level are
+ * independent and run over the pool, one level after another. A random circuit is a few dozen
+ * levels deep whatever its size. */
+#ifndef DEV_SOLVE_ROWS
+#define DEV_SOLVE_ROWS 4096 /* rows a task (tests set fewer: small circuits then solve in levels too) */
+#endif
+typedef struct dev_level_ctx {
+    const dev_circuit *c;
+    fr_t *w;
+    const fr_t *coef, *coef_inv;
+    const uint32_t *rows; /* this level's rows */
+    uint64_t n;
+    _Atomic uint64_t bad; /* the lowest row whose output wire is missing (UINT64_MAX: none) */
+} dev_level_ctx;
+
+static void dev_level_task(void *ctx, size_t task, int worker)
+{
+    (void)worker;
+    dev_level_ctx *x = ctx;
+    uint64_t j1 = ((uint64_t)task + 1) * DEV_SOLVE_ROWS;
+    for (uint64_t j = (uint64_t)task * DEV_SOLVE_ROWS; j < j1 && j < x->n; j++)
+        if (!dev_solve_row(x->c, x->w, x->coef, x->coef_inv, x->rows[j])) {
+            uint64_t cur = atomic_load(&x->bad), k = x->rows[j];
+            while (k < cur && !atomic_compare_exchange_weak(&x->bad, &cur, k))
+                ;
+        }
+}
+
+/* the determined rows of c in level order (*order, *lvl_off[0 .. *levels]: level l is
+ * order[lvl_off[l] .. lvl_off[l + 1])); false: out of memory */
+static bool dev_levels(const dev_circuit *c, uint32_t **order, uint64_t **lvl_off, uint32_t *levels)
+{
+    uint64_t rows = c->n_constraints;
+    uint32_t *det = calloc(c->n_wires ? c->n_wires : 1, sizeof *det); /* level + 1 of a wire's row; 0: free */
+    uint32_t *lv = malloc((rows ? rows : 1) * sizeof *lv), L = 0;
+    *order = NULL;
+    *lvl_off = NULL;
+    if (!det || !lv) {
+        free(det);
+        free(lv);
+        return false;
+    }
+    for (uint64_t k = 0; k < rows; k++) {
+        uint32_t out = c->out_wire[k], l = 0;
+        if (out == DEV_NO_WIRE)
+            continue;
+        for (uint64_t i = c->lc_off[3 * k]; i < c->lc_off[3 * k + 3]; i++) {
+            uint32_t wi = c->terms[i].wire;
+            if (wi != out && det[wi] > l)
+                l = det[wi];
+        }
+        lv[k] = l;
+        det[out] = l + 1;
+        if (l + 1 > L)
+            L = l + 1;
+    }
+    uint64_t *off = calloc((size_t)L + 2, sizeof *off);
+    uint32_t *ord = malloc((rows ? rows : 1) * sizeof *ord);
+    if (!off || !ord) {
+        free(det);
+        free(lv);
+        free(off);
+        free(ord);
+        return false;
+    }
+    for (uint64_t k = 0; k < rows; k++)
+        if (c->out_wire[k] != DEV_NO_WIRE)
+            off[lv[k] + 2]++;
+    for (uint32_t l = 0; l < L; l++)
+        off[l + 2] += off[l + 1];
+    for (uint64_t k = 0; k < rows; k++) /* in row order within a level */
+        if (c->out_wire[k] != DEV_NO_WIRE)
+            ord[off[lv[k] + 1]++] = (uint32_t)k;
+    free(det);
+    free(lv);
+    *order = ord;
+    *lvl_off = off;
+    *levels = L;
+    return true;
+}
+
+/* Fills in the determined wires, then checks every constraint A*B = C again over the complete
+ * witness, both over the pool (the solve level by level, see dev_levels; in row order where the
+ * levels are too thin to share out, or without memory for them). w: n_wires (Montgomery), in and
+ * out. */
 static cuzk_err dev_solve(const dev_circuit *c, fr_t *w, const fr_t *coef, const fr_t *coef_inv,
                           pool_t *pool, char *err)
 {
-    dev_lc_sums s;
-    fr_t ab, x;
-    for (uint64_t k = 0; k < c->n_constraints; k++) {
-        uint32_t out = c->out_wire[k], oc = UINT32_MAX;
-        dev_lc_eval(&s, c, k, w, coef, out, &oc);
-        fr_mul(&ab, &s.s[DEV_A], &s.s[DEV_B]);
-        if (out == DEV_NO_WIRE)
-            continue;
-        if (oc == UINT32_MAX)
-            return cuzk_errf(err, CUZK_EINTERNAL, "dev-circuit: constraint %llu lost its output wire",
-                             (unsigned long long)k);
-        fr_sub(&x, &ab, &s.s[DEV_C]); /* c_out * w_out = A*B - (rest of C) */
-        fr_mul(&w[out], &x, &coef_inv[oc]);
+    uint32_t *order = NULL, levels = 0;
+    uint64_t *lvl_off = NULL, lost = UINT64_MAX;
+    if (pool_size(pool) > 1 && dev_levels(c, &order, &lvl_off, &levels) &&
+        (uint64_t)levels * DEV_SOLVE_ROWS <= lvl_off[levels]) {
+        for (uint32_t l = 0; l < levels && lost == UINT64_MAX; l++) {
+            dev_level_ctx x = {.c = c, .w = w, .coef = coef, .coef_inv = coef_inv, .rows = order + lvl_off[l],
+                               .n = lvl_off[l + 1] - lvl_off[l]};
+            atomic_init(&x.bad, UINT64_MAX);
+            pool_run(pool, (x.n + DEV_SOLVE_ROWS - 1) / DEV_SOLVE_ROWS, dev_level_task, &x);
+            lost = atomic_load(&x.bad);
+        }
+    } else {
+        for (uint64_t k = 0; k < c->n_constraints && lost == UINT64_MAX; k++)
+            if (!dev_solve_row(c, w, coef, coef_inv, k))
+                lost = k;
     }
+    free(order);
+    free(lvl_off);
+    if (lost != UINT64_MAX)
+        return cuzk_errf(err, CUZK_EINTERNAL, "dev-circuit: constraint %llu lost its output wire",
+                         (unsigned long long)lost);
     dev_check_ctx chk = {.c = c, .w = w, .coef = coef};
     atomic_init(&chk.bad, UINT64_MAX);
     pool_run(pool, (c->n_constraints + DEV_CHECK_ROWS - 1) / DEV_CHECK_ROWS, dev_check_task, &chk);
