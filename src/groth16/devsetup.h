@@ -426,7 +426,15 @@ static void dev_lc_eval(dev_lc_sums *o, const dev_circuit *c, uint64_t k, const 
     }
 }
 
-/* The check of dev_solve: rows [task * per, (task + 1) * per) of A*B = C; bad keeps the
+/* *a = min(*a, v), for the lowest failing row of tasks that run at once */
+static void dev_atomic_min(_Atomic uint64_t *a, uint64_t v)
+{
+    uint64_t cur = atomic_load(a);
+    while (v < cur && !atomic_compare_exchange_weak(a, &cur, v))
+        ;
+}
+
+/* The check of dev_solve: rows [task, task + 1) x DEV_CHECK_ROWS of A*B = C; bad keeps the
  * lowest failing row (UINT64_MAX: none), so a failure names the same row on any pool. */
 #ifndef DEV_CHECK_ROWS
 #define DEV_CHECK_ROWS 65536 /* rows a task (tests set fewer, to run many tasks on small circuits) */
@@ -450,9 +458,7 @@ static void dev_check_task(void *ctx, size_t task, int worker)
         dev_lc_eval(&s, x->c, k, x->w, x->coef, DEV_NO_WIRE, NULL);
         fr_mul(&ab, &s.s[DEV_A], &s.s[DEV_B]);
         if (!fr_eq(&ab, &s.s[DEV_C])) {
-            uint64_t cur = atomic_load(&x->bad);
-            while (k < cur && !atomic_compare_exchange_weak(&x->bad, &cur, k))
-                ;
+            dev_atomic_min(&x->bad, k);
             return;
         }
     }
@@ -498,11 +504,8 @@ static void dev_level_task(void *ctx, size_t task, int worker)
     dev_level_ctx *x = ctx;
     uint64_t j1 = ((uint64_t)task + 1) * DEV_SOLVE_ROWS;
     for (uint64_t j = (uint64_t)task * DEV_SOLVE_ROWS; j < j1 && j < x->n; j++)
-        if (!dev_solve_row(x->c, x->w, x->coef, x->coef_inv, x->rows[j])) {
-            uint64_t cur = atomic_load(&x->bad), k = x->rows[j];
-            while (k < cur && !atomic_compare_exchange_weak(&x->bad, &cur, k))
-                ;
-        }
+        if (!dev_solve_row(x->c, x->w, x->coef, x->coef_inv, x->rows[j]))
+            dev_atomic_min(&x->bad, x->rows[j]);
 }
 
 /* the determined rows of c in level order (*order, *lvl_off[0 .. *levels]: level l is

@@ -652,19 +652,18 @@ static const char *write_bin_far(const char *name, const bin *f, uint64_t hole)
 {
     static char path[512];
     snprintf(path, sizeof path, "%s/%s", tmpdir, name);
-    bytes b = bin_bytes(f);
-    uint8_t head[24];
-    memcpy(head, b.p, 12);
-    put32(head + 8, (uint32_t)f->n + 1);
-    put32(head + 12, 77);
-    for (int i = 0; i < 8; i++)
-        head[16 + i] = (uint8_t)(hole >> (8 * i));
+    bytes b = bin_bytes(f), head = {0};
+    b_put(&head, b.p, 8); /* magic, version */
+    b_u32(&head, (uint32_t)f->n + 1);
+    b_u32(&head, 77);
+    b_u64(&head, hole);
     FILE *o = fopen(path, "wb");
-    if (!o || fwrite(head, 1, 24, o) != 24 || fseeko(o, (off_t)hole, SEEK_CUR) != 0 ||
+    if (!o || fwrite(head.p, 1, head.n, o) != head.n || fseeko(o, (off_t)hole, SEEK_CUR) != 0 ||
         fwrite(b.p + 12, 1, b.n - 12, o) != b.n - 12 || fclose(o) != 0) {
         fprintf(stderr, "cannot write %s\n", path);
         exit(2);
     }
+    free(head.p);
     free(b.p);
     return path;
 }
