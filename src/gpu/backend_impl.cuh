@@ -689,20 +689,19 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         /* WIDE: the witness sets' shapes for dense witnesses, where they differ and fit */
         int wenv = wide_env();
         if (!k->place.streamed && !k->par_sets && wenv != 0) {
+            int differ = 0; /* keys whose wide shapes are the narrow ones skip the count per proof */
+            for (int i = 0; i < ZKEY_BASES; i++) {
+                msm_shape a = set_shape(z, i, k->tab_h, 0), b = set_shape(z, i, k->tab_h, 1);
+                differ |= a.c != b.c || a.chunk0 != b.chunk0;
+            }
             size_t wb = msm_need(z, k->tab_h, 1), extra = wb - k->msm_bytes;
             uint64_t keep = wenv == 1 ? 0 : cap / 4;
-            if (extra == 0 || k->place.need + extra + keep <= pin.avail) {
+            if (differ && k->place.need + extra + keep <= pin.avail) {
                 k->wide = 1;
                 k->msm_bytes = wb;
                 k->place.need += extra;
-                int differ = 0;
-                for (int i = 0; i < ZKEY_BASES; i++) {
-                    msm_shape a = set_shape(z, i, k->tab_h, 0), b = set_shape(z, i, k->tab_h, 1);
-                    differ |= a.c != b.c || a.chunk0 != b.chunk0;
-                }
-                if (differ)
-                    snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                             "; wide windows for dense witnesses (%+.2f GiB)", (double)extra / (1u << 30));
+                snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
+                         "; wide windows for dense witnesses (%+.2f GiB)", (double)extra / (1u << 30));
             }
         }
         k->device = im->device;
