@@ -63,6 +63,7 @@ using GPU_SYM(ff)::fq2;
    -> 48 % of the same run (bench/results/pipeline-2026-12-04-h200-e.md). */
 #define GPU_PAR_SETS_SMALL ((size_t)1 << 16)
 #define GPU_PAR_SETS_MAX (((size_t)1 << 20) - 1)
+#define WPRE 2 /* witness buffers a key whose five MSMs run at once fills ahead (PREFETCH) */
 
 /* the points per set up to which a key's five MSMs run at once: GPU_PAR_SETS_MAX, or
    CUZK_GPU_PAR_SETS_MAX (a number of points; 0: never); above GPU_PAR_SETS_SMALL only where the
@@ -107,6 +108,15 @@ struct gpu_key {
     int par_sets;
     uint8_t *d_msm_set[ZKEY_BASES];
     cudaStream_t st_set[2][ZKEY_BASES];
+    /* PREFETCH (keys whose five MSMs run at once): WPRE device buffers of witness scalars that a
+       workspace fills before it takes mu_msm (wpre_acquire), so that between one workspace's MSMs
+       and the next's the device does not wait for the witness to cross the bus */
+    uint32_t *d_wpre[2];
+    cudaStream_t st_wpre[2];
+    int wpre_busy[2];
+    pthread_mutex_t mu_wpre;
+    pthread_cond_t cv_wpre;
+    int wpre_ok; /* mu_wpre and cv_wpre initialized, the buffers allocated */
     uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
     cudaStream_t st_ntt[2], st_msm[2], st_copy[2]; /* [1]: high priority, for urgent workspaces */
     cudaEvent_t ev_h;     /* h's device copy for msm_all done (orders later NTT work after it) */
@@ -532,6 +542,15 @@ void key_free(gpu_key *k)
         pthread_mutex_destroy(&k->mu_ntt);
         pthread_mutex_destroy(&k->mu_msm);
     }
+    for (int i = 0; i < WPRE; i++) {
+        cudaFree(k->d_wpre[i]);
+        if (k->st_wpre[i])
+            cudaStreamDestroy(k->st_wpre[i]);
+    }
+    if (k->wpre_ok) {
+        pthread_mutex_destroy(&k->mu_wpre);
+        pthread_cond_destroy(&k->cv_wpre);
+    }
     free(k);
 }
 
@@ -622,7 +641,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.bases = bases;
         pin.msm_scratch = msm_need(z, 0);
         if (largest <= pmax) {
-            pin.par_extra = (ZKEY_BASES - 1) * msm_need(z, 0);
+            pin.par_extra = (ZKEY_BASES - 1) * msm_need(z, 0) + WPRE * msm_align(z->n_vars * 32);
             pin.par_always = largest <= GPU_PAR_SETS_SMALL;
         }
         const char *tenv = getenv("CUZK_GPU_MSM_TABLE");
@@ -859,6 +878,18 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     k->d_msm_set[0] = k->d_msm;
     for (int i = 1; i < ZKEY_BASES && k->par_sets; i++)
         CUDA_TRY(cudaMalloc((void **)&k->d_msm_set[i], k->msm_bytes));
+    if (k->par_sets) {
+        for (int i = 0; i < WPRE; i++) {
+            CUDA_TRY(cudaMalloc((void **)&k->d_wpre[i], k->n_vars * 32));
+            CUDA_TRY(cudaStreamCreateWithFlags(&k->st_wpre[i], cudaStreamNonBlocking));
+        }
+        if (pthread_mutex_init(&k->mu_wpre, nullptr) == 0) {
+            if (pthread_cond_init(&k->cv_wpre, nullptr) == 0)
+                k->wpre_ok = 1;
+            else
+                pthread_mutex_destroy(&k->mu_wpre);
+        }
+    }
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[1], k->n_vars * 32, cudaHostAllocDefault));
     CUDA_TRY(cudaDeviceSynchronize());
@@ -1372,11 +1403,11 @@ void *par_set_main(void *arg)
 /* A small key's five MSMs at once: each is a few dependent chains that leave the device nearly
  * empty, so side by side they take about as long as the longest (G2) alone. Each sorts its own
  * digits (cheap at this size) instead of sharing A's sort. */
-cudaError_t msm_sets_parallel(gpu_key *k, int device, groth16_ws *ws, int u, const char **what)
+cudaError_t msm_sets_parallel(gpu_key *k, int device, groth16_ws *ws, const uint32_t *w, int u, const char **what)
 {
     const uint32_t *sc[ZKEY_BASES];
-    sc[ZKEY_A] = sc[ZKEY_B1] = sc[ZKEY_B2] = k->d_msm_w;
-    sc[ZKEY_C] = k->d_msm_w + (size_t)(k->z->n_public + 1) * 8;
+    sc[ZKEY_A] = sc[ZKEY_B1] = sc[ZKEY_B2] = w;
+    sc[ZKEY_C] = w + (size_t)(k->z->n_public + 1) * 8;
     sc[ZKEY_H] = k->d_msm_h;
     par_set q[ZKEY_BASES];
     cudaError_t e = cudaSuccess;
@@ -1461,14 +1492,75 @@ fail:
                      im->device, cu_what, cudaGetErrorString(cu_err));
 }
 
+/* PREFETCH: a free witness buffer of k, waited for (-1: the key has none, or the workspace is
+   urgent or not page-locked: its witness goes up under mu_msm as before). Every holder of a buffer
+   either runs its MSMs or waits for mu_msm, whose holder needs no buffer to finish, so the wait
+   ends; urgent workspaces keep the path without one, so they never queue behind two others. */
+int wpre_acquire(gpu_key *k, const groth16_ws *ws)
+{
+    if (!k->wpre_ok || ws->urgent || !ws->pinned)
+        return -1;
+    pthread_mutex_lock(&k->mu_wpre);
+    int slot;
+    for (;;) {
+        for (slot = 0; slot < WPRE && k->wpre_busy[slot]; slot++)
+            ;
+        if (slot < WPRE)
+            break;
+        pthread_cond_wait(&k->cv_wpre, &k->mu_wpre);
+    }
+    k->wpre_busy[slot] = 1;
+    pthread_mutex_unlock(&k->mu_wpre);
+    return slot;
+}
+
+void wpre_release(gpu_key *k, int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&k->mu_wpre);
+    k->wpre_busy[slot] = 0;
+    pthread_cond_signal(&k->cv_wpre);
+    pthread_mutex_unlock(&k->mu_wpre);
+}
+
+cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err);
+
+/* msm_all: with a prefetch buffer (PREFETCH), the witness goes up into it first, outside mu_msm */
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     gpu_key *k = (gpu_key *)ks;
+    int slot = wpre_acquire(k, ws);
+    if (slot >= 0) {
+        cudaError_t e = cudaSetDevice(im->device);
+        phase_set(ws, GROTH16_PHASE_COPY);
+        if (e == cudaSuccess)
+            e = cudaMemcpyAsync(k->d_wpre[slot], ws->wtns, k->n_vars * 32, cudaMemcpyHostToDevice, k->st_wpre[slot]);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(k->st_wpre[slot]);
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
+        if (e != cudaSuccess) {
+            cudaStreamSynchronize(k->st_wpre[slot]);
+            wpre_release(k, slot);
+            return cuzk_errf(err, gpu_err_code(e), "gpu %d: msm: witness upload failed: %s", im->device,
+                             cudaGetErrorString(e));
+        }
+    }
+    cuzk_err rc = gpu_msm_all_locked(be, k, ws, slot, err);
+    wpre_release(k, slot);
+    return rc;
+}
+
+/* msm_all under mu_msm; slot >= 0: the witness scalars are in k->d_wpre[slot] already */
+cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err)
+{
+    gpu_impl *im = (gpu_impl *)be->impl;
     cudaError_t cu_err = cudaSuccess;
     const char *cu_what = "";
     const zkey_file *z = k->z;
-    int h_on_device = 0, w_on_device = 0, u = ws->urgent != 0;
+    int h_on_device = 0, w_on_device = slot >= 0, u = ws->urgent != 0;
+    uint32_t *w = slot >= 0 ? k->d_wpre[slot] : k->d_msm_w;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
     if (k->lean) {
@@ -1483,7 +1575,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
        after the copies through ev_wcopy and ev_h. */
     if ((ws->w_token || ws->h_token) && (ws->keep_on_device ? pthread_mutex_lock(&k->mu_ntt) == 0
                                                             : pthread_mutex_trylock(&k->mu_ntt) == 0)) {
-        if (ws->w_token && ws->w_token == k->w_token)
+        if (!w_on_device && ws->w_token && ws->w_token == k->w_token)
             w_on_device = (cu_err = copy_from_ntt(k, k->d_msm_w, k->d_w, k->n_vars * 32, k->st_msm[u],
                                                   k->ev_wcopy)) == cudaSuccess;
         if (cu_err == cudaSuccess && ws->h_token && ws->h_token == k->h_token)
@@ -1506,7 +1598,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
            order every path that holds both takes) */
         int keep = ws->keep_on_device;
         ws->keep_on_device = 0;
-        cuzk_err e = gpu_compute_h(be, ks, ws, err);
+        cuzk_err e = gpu_compute_h(be, k, ws, err);
         ws->keep_on_device = keep;
         if (e) {
             cudaStreamSynchronize(k->st_msm[u]);
@@ -1520,7 +1612,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         CUDA_TRY(cudaEventRecord(k->ev_h, k->st_copy[u]));
     }
     if (k->place.streamed) {
-        uint32_t *w = k->d_msm_w, *h = k->d_msm_h;
+        uint32_t *h = k->d_msm_h;
         if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
             goto fail;
         pthread_mutex_unlock(&k->mu_msm);
@@ -1528,7 +1620,7 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     }
     if (k->par_sets) {
         CUDA_TRY(cudaEventRecord(k->ev_w, k->st_msm[u]));
-        if ((cu_err = msm_sets_parallel(k, im->device, ws, u, &cu_what)) != cudaSuccess)
+        if ((cu_err = msm_sets_parallel(k, im->device, ws, w, u, &cu_what)) != cudaSuccess)
             goto fail;
         pthread_mutex_unlock(&k->mu_msm);
         return CUZK_OK;
@@ -1537,18 +1629,18 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         /* A, B1, B2 share the witness scalars: one digit recoding and sort for the three (the
            sorted entries sit at the same offsets in every shape's scratch) */
         int wide = 0;
-        CUDA_TRY(wide_for(k, k->d_msm_w, k->st_msm[u], &wide));
+        CUDA_TRY(wide_for(k, w, k->st_msm[u], &wide));
         const char *pe = getenv("CUZK_GPU_MSM_PROFILE");
         const int prof = pe && *pe == '1';
         double t[ZKEY_BASES + 1];
         t[0] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_A, k->d_msm_w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide));
         t[1] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_B1, k->d_msm_w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide));
         t[2] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, k->d_msm_w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide));
         t[3] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_C, k->d_msm_w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
+        CUDA_TRY(run_set<fq>(k, ZKEY_C, w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
                              k->d_msm, wide));
         t[4] = prof ? mono_ms() : 0;
         CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
