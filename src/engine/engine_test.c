@@ -7,8 +7,11 @@
  * stored proof found damaged when it is fetched is never handed out but proved again, a
  * device out of memory pauses a partition (retried past the two attempts of a permanent
  * failure) instead of failing its job, and a data dir short of --min-free refuses a
- * submission before anything is journaled.
+ * submission before anything is journaled. A backend's msm_prefetch runs between the h step
+ * and the MSM lock, and what it takes is always consumed or given back (a failed prefetch,
+ * a job canceled between the two).
  * Run from the repository root (make test does). */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,7 @@
 #include <sqlite3.h>
 
 #include "engine/engine.h"
+#include "engine/engine_internal.h" /* test_prefetch: a device backend set in e->dev_be */
 #include "engine/store.h"
 #include "util/check.h"
 #include "util/log.h"
@@ -260,6 +264,228 @@ static void test_prove_and_verify(void)
     json_t *jj = engine_job_json(e, id, err);
     CHECK(jj && json_array_size(json_object_get(jj, "partitions")) == 3, "job json");
     json_decref(jj);
+    engine_destroy(e);
+}
+
+/* The device backend of test_prefetch: the CPU backend with an msm_prefetch that takes a
+ * pretend witness buffer (ws->pre_slot = 1) and holds it until msm_all consumes it or a
+ * release gives it back, as the GPU backend does with its witness buffers. It counts what
+ * happens and checks where the engine calls it (one device worker). */
+typedef struct pf_counts {
+    int held;          /* buffers taken and neither consumed nor given back */
+    int taken;         /* prefetches that took one */
+    int consumed;      /* msm_all calls that consumed one */
+    int released;      /* releases that gave one back */
+    int bare;          /* msm_all calls without a prefetch */
+    int in_lock;       /* prefetches while the device's MSM lock was held */
+    int no_hook;       /* prefetches without the phase hook */
+    int busy;          /* prefetches during which the worker was reported busy */
+    int fail_next;     /* 1: the next prefetch fails, taking nothing */
+    int gate;          /* 1: the next prefetch, having taken its buffer, sets 2 and waits for 0 */
+} pf_counts;
+
+typedef struct pf_backend {
+    cuzk_backend be;   /* the CPU backend's table; msm_prefetch, msm_all, msm_batch, destroy replaced */
+    cuzk_backend *cpu;
+    engine *e;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pf_counts n;       /* (mu) */
+} pf_backend;
+
+/* the state of device 0's only worker */
+static int pf_worker_state(engine *e)
+{
+    for (int i = 0; i < e->n_workers; i++)
+        if (!strcmp(e->workers[i].kind, "device") && e->workers[i].dev == 0)
+            return atomic_load(&e->workers[i].state);
+    return TRK_BUSY;
+}
+
+static cuzk_err pf_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
+{
+    (void)ks;
+    pf_backend *f = (pf_backend *)be;
+    pthread_mutex_lock(&f->mu);
+    if (release) {
+        if (ws->pre_slot) {
+            ws->pre_slot = 0;
+            f->n.held--;
+            f->n.released++;
+        }
+        pthread_mutex_unlock(&f->mu);
+        return CUZK_OK;
+    }
+    pthread_mutex_lock(&f->e->rq_mu);
+    f->n.in_lock += f->e->dev_busy[0][1];
+    pthread_mutex_unlock(&f->e->rq_mu);
+    f->n.no_hook += !ws->phase;
+    f->n.busy += pf_worker_state(f->e) == TRK_BUSY;
+    if (f->n.fail_next) {
+        f->n.fail_next = 0;
+        pthread_mutex_unlock(&f->mu);
+        return cuzk_errf(err, CUZK_EDEVICE, "prefetch: injected failure");
+    }
+    if (!ws->pre_slot) {
+        ws->pre_slot = 1;
+        f->n.held++;
+        f->n.taken++;
+    }
+    if (f->n.gate) {
+        f->n.gate = 2;
+        pthread_cond_broadcast(&f->cv);
+        while (f->n.gate)
+            pthread_cond_wait(&f->cv, &f->mu);
+    }
+    pthread_mutex_unlock(&f->mu);
+    /* the copy, reported as the GPU backend reports it; afterwards the worker waits for the
+       MSM lock again, it is not busy */
+    if (ws->phase) {
+        ws->phase(ws->phase_ctx, GROTH16_PHASE_COPY);
+        ws->phase(ws->phase_ctx, GROTH16_PHASE_COMPUTE);
+    }
+    pthread_mutex_lock(&f->mu);
+    f->n.busy += pf_worker_state(f->e) == TRK_BUSY;
+    pthread_mutex_unlock(&f->mu);
+    return CUZK_OK;
+}
+
+static cuzk_err pf_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    pf_backend *f = (pf_backend *)be;
+    pthread_mutex_lock(&f->mu);
+    if (ws->pre_slot) {
+        ws->pre_slot = 0;
+        f->n.held--;
+        f->n.consumed++;
+    } else {
+        f->n.bare++;
+    }
+    pthread_mutex_unlock(&f->mu);
+    return f->cpu->msm_all(f->cpu, ks, ws, err);
+}
+
+static void pf_destroy(cuzk_backend *be)
+{
+    pf_backend *f = (pf_backend *)be;
+    f->cpu->destroy(f->cpu);
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+    free(f);
+}
+
+static pf_counts pf_read(pf_backend *f)
+{
+    pthread_mutex_lock(&f->mu);
+    pf_counts c = f->n;
+    pthread_mutex_unlock(&f->mu);
+    return c;
+}
+
+static int pf_gate_reached(const pf_counts *c) { return c->gate == 2; }
+static int pf_given_back(const pf_counts *c) { return c->released == 1 && c->held == 0; }
+
+/* f's counters once done(counters) holds, or after ms milliseconds */
+static pf_counts pf_wait(pf_backend *f, int ms, int (*done)(const pf_counts *))
+{
+    pf_counts c = pf_read(f);
+    for (int t = 0; t < ms && !done(&c); t += 10) {
+        usleep(10000);
+        c = pf_read(f);
+    }
+    return c;
+}
+
+/* A backend with msm_prefetch (pf_backend) behind one device worker: every partition is
+ * prefetched once, between its h step and the MSM lock (never while the lock is held, with the
+ * phase hook set and the worker not shown busy), and its msm_all consumes the prefetch; a failed
+ * prefetch fails the attempt as a failed step does (the retry proves it); a job canceled while its
+ * partition holds a prefetch gives it back. Nothing is ever left held. */
+static void test_prefetch(void)
+{
+    engine_config cfg;
+    char dir[256], err[CUZK_ERRLEN], id[ENGINE_ID_LEN];
+    test_config(&cfg, dir, sizeof dir, "prefetch");
+    cfg.gpu_workers = 1;
+    engine *e = NULL;
+    pf_backend *f = NULL;
+    cuzk_backend *cpu = NULL;
+    cuzk_err rc = engine_create(&e, &cfg, err);
+    CHECK(!rc, "engine create: %s", err);
+    if (!rc) {
+        f = calloc(1, sizeof *f);
+        cpu = f ? cpu_backend_create(CURVE_BN254, 1, err) : NULL;
+        CHECK(cpu, "cpu backend: %s", f ? err : "out of memory");
+    }
+    if (!cpu) {
+        free(f);
+        engine_destroy(e);
+        return;
+    }
+    f->be = *cpu;
+    f->be.msm_prefetch = pf_prefetch;
+    f->be.msm_all = pf_msm_all;
+    f->be.msm_batch = NULL; /* one partition per device stage (device_stage, not the batch path) */
+    f->be.destroy = pf_destroy;
+    f->cpu = cpu;
+    f->e = e;
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+    e->dev_be[CURVE_BN254][0] = &f->be; /* before the start: no key is loaded yet */
+    if ((rc = engine_start(e, err))) {
+        CHECK(!rc, "engine start: %s", err);
+        engine_destroy(e);
+        return;
+    }
+    engine_job_info info;
+
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 3, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
+    rc = engine_wait(e, id, 120000, &info, err);
+    CHECK(!rc && info.state == JOB_DONE, "job: %s %s", engine_job_state_name(info.state), info.error);
+    pf_counts c = pf_read(f);
+    CHECK(c.taken == 3 && c.consumed == 3 && c.released == 0 && c.bare == 0 && c.held == 0,
+          "3 partitions: %d prefetched, %d consumed by msm_all, %d given back, %d msm_all without, %d held",
+          c.taken, c.consumed, c.released, c.bare, c.held);
+    CHECK(!c.in_lock && !c.no_hook && !c.busy,
+          "prefetches: %d under the MSM lock, %d without the phase hook, %d with the worker shown busy", c.in_lock,
+          c.no_hook, c.busy);
+
+    /* a failed prefetch: the attempt fails, the retry proves the partition */
+    pthread_mutex_lock(&f->mu);
+    f->n.fail_next = 1;
+    pthread_mutex_unlock(&f->mu);
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
+    rc = engine_wait(e, id, 120000, &info, err);
+    CHECK(!rc && info.state == JOB_DONE, "after a failed prefetch: %s %s", engine_job_state_name(info.state),
+          info.error);
+    json_t *jj = engine_job_json(e, id, err);
+    json_int_t att = json_integer_value(json_object_get(json_array_get(json_object_get(jj, "partitions"), 0), "attempts"));
+    CHECK(att == 2, "a failed prefetch counts as a failed attempt: %lld attempts", (long long)att);
+    json_decref(jj);
+    c = pf_read(f);
+    CHECK(c.taken == 4 && c.consumed == 4 && c.released == 0 && c.held == 0,
+          "after a failed prefetch: %d prefetched, %d consumed, %d given back, %d held", c.taken, c.consumed,
+          c.released, c.held);
+
+    /* canceled while its partition holds a prefetch: the worker finds the job stopping at the
+       MSM lock and gives the buffer back */
+    pthread_mutex_lock(&f->mu);
+    f->n.gate = 1;
+    pthread_mutex_unlock(&f->mu);
+    CHECK(!submit(e, MERKLE_Z, MERKLE_W, 1, KIND_CUSTOM, -1, NULL, id, err), "submit: %s", err);
+    c = pf_wait(f, 60000, pf_gate_reached);
+    CHECK(c.gate == 2, "the prefetch of the job to cancel never came");
+    CHECK(!engine_cancel(e, id, err), "cancel: %s", err);
+    pthread_mutex_lock(&f->mu);
+    f->n.gate = 0;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+    CHECK(!engine_wait(e, id, 10000, &info, err) && info.state == JOB_CANCELED, "canceled: %s",
+          engine_job_state_name(info.state));
+    c = pf_wait(f, 10000, pf_given_back);
+    CHECK(c.taken == 5 && c.consumed == 4 && c.released == 1 && c.held == 0,
+          "canceled between prefetch and MSMs: %d prefetched, %d consumed, %d given back, %d held", c.taken,
+          c.consumed, c.released, c.held);
     engine_destroy(e);
 }
 
@@ -614,7 +840,8 @@ int main(void)
         const char *name;
         void (*fn)(void);
     } tests[] = {{"transient faults", test_transient}, /* first: CUZK_FAULT_OOM counts from the first call */
-                 {"auto sizing", test_sizing_auto}, {"prove and verify", test_prove_and_verify}, {"priority", test_priority}, {"budget", test_budget},
+                 {"auto sizing", test_sizing_auto}, {"prove and verify", test_prove_and_verify},
+                 {"prefetch", test_prefetch}, {"priority", test_priority}, {"budget", test_budget},
                  {"refusals, cancel, idempotency", test_refusals_cancel_idem}, {"restart", test_restart}, {"key cache", test_keys},
                  {"damaged proofs", test_damaged_proof}};
     for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {

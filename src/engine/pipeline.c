@@ -478,14 +478,16 @@ static int fault_injected(const engine *e, int d)
 typedef struct dev_phase_ctx {
     eworker *w;
     epart *p;
+    int between; /* 1: the hook reports for msm_prefetch, between the two steps, where the worker
+                    holds no device lock and runs no device work: the copy's end is GAP_LOCK */
 } dev_phase_ctx;
 
 /* The backend waits for a copy (the device idles because of the transfer: GAP_COPY) or
- * resumes device work (busy). */
+ * resumes device work (busy; between the steps, the wait for the MSM lock). */
 static void device_phase(void *ctx, int phase)
 {
     dev_phase_ctx *c = ctx;
-    int st = phase == GROTH16_PHASE_COPY ? GAP_COPY : TRK_BUSY;
+    int st = phase == GROTH16_PHASE_COPY ? GAP_COPY : c->between ? GAP_LOCK : TRK_BUSY;
     worker_set(c->w, st, c->p);
     tracker_worker_set(c->w->e->trk, c->w->dev, c->w->index, st, eng_now_us());
 }
@@ -602,7 +604,7 @@ static void device_stage(eworker *w, epart *p)
     err[0] = 0;
     cuzk_err rc = be && ks ? CUZK_OK : cuzk_errf(err, CUZK_EINTERNAL, "device %d has no state for key %s", d, k->path);
     int64_t t0 = 0, t1 = 0, busy = 0;
-    dev_phase_ctx pc = {w, p};
+    dev_phase_ctx pc = {w, p, 0};
     p->ws.urgent = crit; /* the GPU backend runs a critical partition on high-priority streams */
     /* two device locks: h (NTTs) and MSM, so that one worker's h overlaps another
        worker's MSMs; the GPU backend keeps separate buffers and streams for each. A critical
@@ -611,6 +613,22 @@ static void device_stage(eworker *w, epart *p)
        for that step's end (one of the same key still waits, on the backend's own key lock) */
     int unlocked = crit && be && be->key_isolated;
     for (int step = 0; step < 2 && !rc; step++) {
+        if (step == 1 && be->msm_prefetch && !job_stopping(p->job)) {
+            /* the witness goes up before the MSM lock is taken, while another worker's MSMs
+               may still run, so the device need not wait for it between theirs and these. No
+               device lock is held: a wait for the backend's buffer shows as GAP_LOCK, the copy
+               through the phase hook as GAP_COPY. */
+            worker_set(w, GAP_LOCK, p);
+            pc.between = 1;
+            p->ws.phase = device_phase;
+            p->ws.phase_ctx = &pc;
+            rc = be->msm_prefetch(be, ks, &p->ws, 0, err);
+            p->ws.phase = NULL;
+            p->ws.phase_ctx = NULL;
+            pc.between = 0;
+            if (rc)
+                break;
+        }
         if (unlocked ? job_stopping(p->job) : !dev_acquire(w, p, step))
             break;
         int64_t s0 = eng_now_us();
@@ -633,6 +651,13 @@ static void device_stage(eworker *w, epart *p)
         /* after device work the worker hands the result to the finalizers; that time
            is attributed to them until it is back at the queue */
         tracker_worker_set(e->trk, d, wi, step == 0 ? GAP_LOCK : GAP_FINALIZER, t1);
+    }
+    if (be && ks && be->msm_prefetch) {
+        /* a prefetch whose MSMs did not run (the job or the engine stopped while the worker
+           waited for the MSM lock, or a failure) gives its buffer back; after msm_all,
+           nothing is held and this does nothing */
+        char scratch[CUZK_ERRLEN];
+        be->msm_prefetch(be, ks, &p->ws, 1, scratch);
     }
     if (crit)
         critical_done(e, p, d);
@@ -721,7 +746,7 @@ static void device_stage_batch(eworker *w, epart **ps, int n)
             skip[i] = 1;
             continue;
         }
-        dev_phase_ctx pc = {w, p};
+        dev_phase_ctx pc = {w, p, 0};
         int64_t s0 = eng_now_us();
         t0 = t0 ? t0 : s0;
         worker_set(w, TRK_BUSY, p);
@@ -753,7 +778,7 @@ static void device_stage_batch(eworker *w, epart **ps, int n)
     }
     if (m && e->running) {
         epart *lead = ps[idx[0]];
-        dev_phase_ctx pc = {w, lead};
+        dev_phase_ctx pc = {w, lead, 0};
         int64_t s0 = eng_now_us();
         t0 = t0 ? t0 : s0;
         worker_set(w, TRK_BUSY, lead);

@@ -34,7 +34,8 @@ typedef enum trk_gap {
     GAP_LOCK = 4,      /* worker waiting for the device lock, or at a step boundary while a
                           critical partition has the device */
     GAP_COPY = 5,      /* worker holds the device and copies data between host and device
-                          that the device waits for (backend phase hook) */
+                          that the device waits for, or copies a witness up ahead of the MSM
+                          lock (backend phase hook) */
     GAP_COUNT = 6
 } trk_gap;
 

@@ -110,7 +110,9 @@ struct gpu_key {
     cudaStream_t st_set[2][ZKEY_BASES];
     /* PREFETCH (keys whose five MSMs run at once): WPRE device buffers of witness scalars that a
        workspace fills before it takes mu_msm (wpre_acquire), so that between one workspace's MSMs
-       and the next's the device does not wait for the witness to cross the bus */
+       and the next's the device does not wait for the witness to cross the bus. msm_prefetch
+       fills one before the caller takes its own MSM lock (the daemon's), and the workspace keeps
+       it (groth16_ws.pre_slot) until its msm_all or a release */
     uint32_t *d_wpre[2];
     cudaStream_t st_wpre[2];
     int wpre_busy[2];
@@ -1516,7 +1518,7 @@ int wpre_acquire(gpu_key *k, const groth16_ws *ws)
 
 void wpre_release(gpu_key *k, int slot)
 {
-    if (slot < 0)
+    if (slot < 0 || !k->wpre_ok)
         return;
     pthread_mutex_lock(&k->mu_wpre);
     k->wpre_busy[slot] = 0;
@@ -1526,28 +1528,61 @@ void wpre_release(gpu_key *k, int slot)
 
 cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err);
 
-/* msm_all: with a prefetch buffer (PREFETCH), the witness goes up into it first, outside mu_msm */
-cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+/* gives back the witness buffer msm_prefetch filled for ws, if any */
+void wpre_drop(gpu_key *k, groth16_ws *ws)
+{
+    if (ws->pre_slot) {
+        wpre_release(k, ws->pre_slot - 1);
+        ws->pre_slot = 0;
+    }
+}
+
+/* msm_prefetch (PREFETCH): the witness goes up into a free witness buffer of the key, outside
+   mu_msm and outside the caller's own device locks, so that it crosses the bus while another
+   workspace's MSMs run; a workspace without a buffer (wpre_acquire) is left to msm_all. On
+   failure the buffer goes back at once: nothing is held. */
+cuzk_err gpu_msm_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     gpu_key *k = (gpu_key *)ks;
-    int slot = wpre_acquire(k, ws);
-    if (slot >= 0) {
-        cudaError_t e = cudaSetDevice(im->device);
-        phase_set(ws, GROTH16_PHASE_COPY);
-        if (e == cudaSuccess)
-            e = cudaMemcpyAsync(k->d_wpre[slot], ws->wtns, k->n_vars * 32, cudaMemcpyHostToDevice, k->st_wpre[slot]);
-        if (e == cudaSuccess)
-            e = cudaStreamSynchronize(k->st_wpre[slot]);
-        phase_set(ws, GROTH16_PHASE_COMPUTE);
-        if (e != cudaSuccess) {
-            cudaStreamSynchronize(k->st_wpre[slot]);
-            wpre_release(k, slot);
-            return cuzk_errf(err, gpu_err_code(e), "gpu %d: msm: witness upload failed: %s", im->device,
-                             cudaGetErrorString(e));
-        }
+    if (release) {
+        wpre_drop(k, ws);
+        return CUZK_OK;
     }
-    cuzk_err rc = gpu_msm_all_locked(be, k, ws, slot, err);
+    if (ws->pre_slot)
+        return CUZK_OK;
+    int slot = wpre_acquire(k, ws);
+    if (slot < 0)
+        return CUZK_OK;
+    cudaError_t e = cudaSetDevice(im->device);
+    phase_set(ws, GROTH16_PHASE_COPY);
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(k->d_wpre[slot], ws->wtns, k->n_vars * 32, cudaMemcpyHostToDevice, k->st_wpre[slot]);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(k->st_wpre[slot]);
+    phase_set(ws, GROTH16_PHASE_COMPUTE);
+    if (e != cudaSuccess) {
+        cudaStreamSynchronize(k->st_wpre[slot]);
+        wpre_release(k, slot);
+        return cuzk_errf(err, gpu_err_code(e), "gpu %d: msm: witness upload failed: %s", im->device,
+                         cudaGetErrorString(e));
+    }
+    ws->pre_slot = slot + 1;
+    return CUZK_OK;
+}
+
+/* msm_all: the witness buffer a prefetch filled, or one filled now (the daemon prefetches before
+   it takes its MSM lock; a caller that does not still gets the upload outside mu_msm); given back
+   when the MSMs end, whatever their result */
+cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    gpu_key *k = (gpu_key *)ks;
+    cuzk_err rc = gpu_msm_prefetch(be, ks, ws, 0, err);
+    if (rc)
+        return rc; /* nothing held: a failed prefetch gives its buffer back */
+    int slot = ws->pre_slot - 1;
+    ws->pre_slot = 0;
+    rc = gpu_msm_all_locked(be, k, ws, slot, err);
     wpre_release(k, slot);
     return rc;
 }
@@ -1669,7 +1704,8 @@ fail:
 
 /* msm_all for n workspaces of one key: a streamed key proves up to k->batch of them in each pass
  * over its bases, their witnesses and h copied up from the host buffers (h must be there: the
- * daemon's h step writes it); a resident key, or a single workspace, goes through msm_all */
+ * daemon's h step writes it); a resident key, or a single workspace, goes through msm_all. Every
+ * workspace's prefetch is consumed, also those that a failure leaves unproved. */
 cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -1680,11 +1716,18 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
     if (!k->place.streamed || n == 1) {
         for (int i = 0; i < n; i++) {
             cuzk_err e = gpu_msm_all(be, ks, ws[i], err);
-            if (e)
+            if (e) {
+                while (++i < n)
+                    wpre_drop(k, ws[i]);
                 return e;
+            }
         }
         return CUZK_OK;
     }
+    /* only keys whose five MSMs run at once have witness buffers, never a streamed one, so no
+       prefetch holds one here; given back all the same, so that no path leaves one held */
+    for (int i = 0; i < n; i++)
+        wpre_drop(k, ws[i]);
     for (int i = 0; i < n; i++) {
         u |= ws[i]->urgent != 0;
         if (ws[i]->host_missing & GROTH16_HOST_H)
@@ -1797,6 +1840,7 @@ extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
     be->compute_h = gpu_compute_h;
     be->msm_all = gpu_msm_all;
     be->msm_batch = gpu_msm_batch;
+    be->msm_prefetch = gpu_msm_prefetch;
     be->key_info = gpu_key_info;
     be->destroy = gpu_destroy;
     return be;
