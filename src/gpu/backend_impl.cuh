@@ -1498,7 +1498,7 @@ fail:
    urgent or not page-locked: its witness goes up under mu_msm as before). Every holder of a buffer
    either runs its MSMs or waits for mu_msm, whose holder needs no buffer to finish, so the wait
    ends; urgent workspaces keep the path without one, so they never queue behind two others. */
-int wpre_acquire(gpu_key *k, const groth16_ws *ws)
+int wpre_acquire(gpu_key *k, const groth16_ws *ws, int wait)
 {
     if (!k->wpre_ok || ws->urgent || !ws->pinned)
         return -1;
@@ -1509,6 +1509,10 @@ int wpre_acquire(gpu_key *k, const groth16_ws *ws)
             ;
         if (slot < WPRE)
             break;
+        if (!wait) {
+            pthread_mutex_unlock(&k->mu_wpre);
+            return -1;
+        }
         pthread_cond_wait(&k->cv_wpre, &k->mu_wpre);
     }
     k->wpre_busy[slot] = 1;
@@ -1540,18 +1544,21 @@ void wpre_drop(gpu_key *k, groth16_ws *ws)
 /* msm_prefetch (PREFETCH): the witness goes up into a free witness buffer of the key, outside
    mu_msm and outside the caller's own device locks, so that it crosses the bus while another
    workspace's MSMs run; a workspace without a buffer (wpre_acquire) is left to msm_all. On
-   failure the buffer goes back at once: nothing is held. */
+   failure the buffer goes back at once: nothing is held. release: 1 gives back a held buffer,
+   0 (the hook) may wait for a free one, -1 (msm_all's own call) takes one only if free. */
 cuzk_err gpu_msm_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     gpu_key *k = (gpu_key *)ks;
-    if (release) {
+    if (release > 0) {
         wpre_drop(k, ws);
         return CUZK_OK;
     }
     if (ws->pre_slot)
         return CUZK_OK;
-    int slot = wpre_acquire(k, ws);
+    /* the hook may wait for a buffer (the caller holds none of its device locks); msm_all's own
+       call does not (its caller may hold one: with no buffer free, the upload goes under mu_msm) */
+    int slot = wpre_acquire(k, ws, release == 0);
     if (slot < 0)
         return CUZK_OK;
     cudaError_t e = cudaSetDevice(im->device);
@@ -1577,7 +1584,7 @@ cuzk_err gpu_msm_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int releas
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_key *k = (gpu_key *)ks;
-    cuzk_err rc = gpu_msm_prefetch(be, ks, ws, 0, err);
+    cuzk_err rc = gpu_msm_prefetch(be, ks, ws, -1, err);
     if (rc)
         return rc; /* nothing held: a failed prefetch gives its buffer back */
     int slot = ws->pre_slot - 1;

@@ -144,11 +144,11 @@ struct cuzk_backend {
        device steps: moves this workspace's witness to the device ahead of msm_all where the
        backend can (it may also do nothing), so that the device need not wait for that copy
        between another workspace's MSMs and these. msm_all (msm_batch: for each of its
-       workspaces) consumes a prefetch, success or failure. release = 1 gives back what a prefetch took when msm_all will not run (after a
-       failure or a cancel); harmless when nothing is held, and it never fails. A prefetch may
-       wait for a buffer that other workspaces' prefetches hold until their msm_all or release,
-       and so may msm_all of a workspace not prefetched: a caller that holds a lock of its own
-       around msm_all prefetches every workspace of the key before taking it. */
+       workspaces) consumes a prefetch, success or failure. release = 1 gives back what a
+       prefetch took when msm_all will not run (after a failure or a cancel); harmless when
+       nothing is held, and it never fails. A prefetch may
+       wait for a buffer that other workspaces' prefetches hold until their msm_all or release;
+       msm_all of a workspace not prefetched never waits for one. */
     cuzk_err (*msm_prefetch)(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err);
     /* msm_all for n workspaces of one key (the h step of each done, h on the host), in as few
        passes over the bases as the key's batch size allows; NULL: the caller runs msm_all on
