@@ -152,16 +152,21 @@ for curve in bn128 bls12381; do
             # streamed bases (chunks of a third of the largest set plus 7 points: no chunk divides
             # a set), byte for byte
             # second run: a/b/c on the CPU, no matrix on the device; third: the lean layout (no
-            # shift table, a/b/c in 2n, the MSMs' scalars in place)
-            for run in "$(( size / 3 + 7 )) device 0" "0 host 0" "$(( size / 5 + 3 )) host 1"; do
-                read -r chunk abc lean <<< "$run"
-                CUZK_GPU_LEAN=$lean CUZK_GPU_ABC=$abc CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$chunk CUZK_TEST_RS=$rs "$CUZK" prove -v \
+            # shift table, a/b/c in 2n, the MSMs' scalars in place); fourth: per set, B1, C and H
+            # streamed, the chunks of A and B2 taken from the device
+            for run in "$(( size / 3 + 7 )) device 0 all" "0 host 0 all" "$(( size / 5 + 3 )) host 1 all" \
+                "$(( size / 4 + 1 )) device 0 B1,C,H"; do
+                read -r chunk abc lean sets <<< "$run"
+                want='key placement: streamed'
+                [ "$sets" = all ] || want='sets A,B2 on the device'
+                CUZK_GPU_LEAN=$lean CUZK_GPU_ABC=$abc CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$chunk \
+                    CUZK_GPU_STREAM_SETS=$sets CUZK_TEST_RS=$rs "$CUZK" prove -v \
                     --backend gpu "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_st.json" "$d/public_st.json" \
                     >"$d.prove_st" 2>&1 || fail "prove --backend gpu, streamed: $(tail -2 "$d.prove_st")"
-                if cmp -s "$d/proof_cpu.json" "$d/proof_st.json" && grep -q 'key placement: streamed' "$d.prove_st"; then
-                    pass "proof.json gpu (streamed, chunk $chunk, a/b/c on the $abc, lean $lean) == cpu: $curve $size $shape"
+                if cmp -s "$d/proof_cpu.json" "$d/proof_st.json" && grep -q "$want" "$d.prove_st"; then
+                    pass "proof.json gpu (streamed $sets, chunk $chunk, a/b/c on the $abc, lean $lean) == cpu: $curve $size $shape"
                 else
-                    fail "proof.json gpu (streamed, chunk $chunk, a/b/c on the $abc, lean $lean) != cpu: $curve $size $shape"
+                    fail "proof.json gpu (streamed $sets, chunk $chunk, a/b/c on the $abc, lean $lean) != cpu: $curve $size $shape"
                     grep placement "$d.prove_st"
                 fi
             done

@@ -153,6 +153,9 @@ struct gpu_key {
        a chunk, one bucket set per partition of a pass, and the scalars of partitions 1.. of a
        pass ([0] is d_msm_w / d_msm_h) */
     struct host_bases *hb;
+    unsigned sets;                 /* the sets whose bases cross the bus (place.sets); the pass
+                                      takes the others' chunks from d_bases */
+    size_t cnt[ZKEY_BASES];        /* points a pass takes of each set: hb->cnt, or every point */
     size_t chunk;
     unsigned batch;
     unsigned stream_c[ZKEY_BASES]; /* window bits of each set's chunks */
@@ -167,6 +170,13 @@ struct gpu_key {
     cudaEvent_t ev_copied[STREAM_RING], ev_used[STREAM_RING];
     /* totals since attach (mu_msm) */
     uint64_t passes, bytes_copied, copy_wait_us;
+    /* PHASES (CUZK_GPU_MSM_PROFILE=1, CUZK_GPU_STREAM_PROFILE=1): device milliseconds of each
+       set's MSM phases since the last report (sort, level 0, partial levels, reduction), from
+       the events of prof (mu_msm; the five MSMs at once are not profiled by phase) */
+    msm_prof prof;
+    int prof_ok;
+    double ph_ms[ZKEY_BASES][4];
+    unsigned ph_levels[ZKEY_BASES];
 };
 
 struct gpu_impl {
@@ -210,10 +220,12 @@ size_t set_point_bytes(const zkey_file *z, int k)
 
 /* A streamed key's bases, its points at infinity left out (stream_compact): pts[i] holds cnt[i]
    points of set i, idx[i] their indices in the set (NULL when none was left out). Keyed by the
-   zkey, reference-counted across devices and workers. */
+   zkey, reference-counted across devices and workers; a set is copied when the first key that
+   streams it arrives (have[i]: per-set placement keeps some sets on the device only). */
 struct host_bases {
     const zkey_file *z;
     int refs;
+    int have[ZKEY_BASES];
     uint8_t *pts[ZKEY_BASES];
     int pinned[ZKEY_BASES];
     uint32_t *idx[ZKEY_BASES];
@@ -235,57 +247,78 @@ static void host_bases_free(host_bases *h)
     free(h);
 }
 
-/* the shared host copy of z's bases, made on first use (progress "bases host", in bytes);
-   NULL when out of host memory */
-static host_bases *host_bases_acquire(const zkey_file *z, const groth16_key_opts *opts)
+/* copies set i of h->z to page-locked host memory, its points at infinity left out (progress
+   "bases host" in bytes: done of total); 0 when out of host memory */
+static int host_bases_fill(host_bases *h, int i, const groth16_key_opts *opts, uint64_t *done, uint64_t total)
+{
+    const zkey_file *z = h->z;
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    size_t n = set_points(z, i), pb = set_point_bytes(z, i);
+    size_t kept = stream_compact(z->bases[i], n, pb, nullptr, nullptr, threads);
+    h->pts[i] = (uint8_t *)gpu_host_alloc(kept * pb, &h->pinned[i]);
+    if (kept < n)
+        h->idx[i] = (uint32_t *)gpu_host_alloc(kept * 4, &h->idx_pinned[i]);
+    if (!h->pts[i] || (kept < n && !h->idx[i])) {
+        gpu_host_free(h->pts[i], h->pinned[i]);
+        gpu_host_free(h->idx[i], h->idx_pinned[i]);
+        h->pts[i] = nullptr;
+        h->idx[i] = nullptr;
+        return 0;
+    }
+    /* in steps of 2^22 points, for the progress display of keys of tens of GiB */
+    const size_t step = (size_t)1 << 22;
+    size_t at = 0;
+    for (size_t off = 0; off < n; off += step) {
+        size_t m = n - off < step ? n - off : step;
+        at += stream_compact(z->bases[i] + off * pb, m, pb, h->pts[i] + at * pb, nullptr, threads);
+        *done += m * pb;
+        if (opts->progress)
+            opts->progress(opts->progress_ctx, "bases host", *done, total);
+    }
+    if (h->idx[i])
+        stream_compact(z->bases[i], n, pb, nullptr, h->idx[i], threads);
+    h->cnt[i] = kept;
+    h->bytes += kept * pb + (kept < n ? kept * 4 : 0);
+    h->skipped += n - kept;
+    h->have[i] = 1;
+    return 1;
+}
+
+/* the shared host copy of z's bases, with at least the sets in `sets` (bit i: set i), made on
+   first use; NULL when out of host memory */
+static host_bases *host_bases_acquire(const zkey_file *z, unsigned sets, const groth16_key_opts *opts)
 {
     pthread_mutex_lock(&hb_mu); /* held while copying: a second device waits for the first's copy */
     host_bases *h = hb_list;
     while (h && h->z != z)
         h = h->next;
-    if (h) {
-        h->refs++;
-        pthread_mutex_unlock(&hb_mu);
-        return h;
+    int fresh = !h;
+    if (fresh) {
+        if (!(h = (host_bases *)calloc(1, sizeof *h))) {
+            pthread_mutex_unlock(&hb_mu);
+            return nullptr;
+        }
+        h->z = z;
     }
-    h = (host_bases *)calloc(1, sizeof *h);
-    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t total = 0, done = 0;
     for (int i = 0; i < ZKEY_BASES; i++)
-        total += (uint64_t)set_points(z, i) * set_point_bytes(z, i);
-    for (int i = 0; h && i < ZKEY_BASES; i++) {
-        size_t n = set_points(z, i), pb = set_point_bytes(z, i);
-        size_t kept = stream_compact(z->bases[i], n, pb, nullptr, nullptr, threads);
-        h->pts[i] = (uint8_t *)gpu_host_alloc(kept * pb, &h->pinned[i]);
-        if (kept < n)
-            h->idx[i] = (uint32_t *)gpu_host_alloc(kept * 4, &h->idx_pinned[i]);
-        if (!h->pts[i] || (kept < n && !h->idx[i])) {
-            host_bases_free(h);
-            h = nullptr;
-            break;
-        }
-        /* in steps of 2^22 points, for the progress display of keys of tens of GiB */
-        const size_t step = (size_t)1 << 22;
-        size_t at = 0;
-        for (size_t off = 0; off < n; off += step) {
-            size_t m = n - off < step ? n - off : step;
-            at += stream_compact(z->bases[i] + off * pb, m, pb, h->pts[i] + at * pb, nullptr, threads);
-            done += m * pb;
-            if (opts->progress)
-                opts->progress(opts->progress_ctx, "bases host", done, total);
-        }
-        if (h->idx[i])
-            stream_compact(z->bases[i], n, pb, nullptr, h->idx[i], threads);
-        h->cnt[i] = kept;
-        h->bytes += kept * pb + (kept < n ? kept * 4 : 0);
-        h->skipped += n - kept;
+        if ((sets >> i & 1) && !h->have[i])
+            total += (uint64_t)set_points(z, i) * set_point_bytes(z, i);
+    int ok = 1;
+    for (int i = 0; i < ZKEY_BASES && ok; i++)
+        if ((sets >> i & 1) && !h->have[i])
+            ok = host_bases_fill(h, i, opts, &done, total);
+    if (!ok) {
+        if (fresh)
+            host_bases_free(h); /* a shared one keeps the sets it had */
+        pthread_mutex_unlock(&hb_mu);
+        return nullptr;
     }
-    if (h) {
-        h->z = z;
-        h->refs = 1;
+    if (fresh) {
         h->next = hb_list;
         hb_list = h;
     }
+    h->refs++;
     pthread_mutex_unlock(&hb_mu);
     return h;
 }
@@ -458,6 +491,36 @@ int placement_forced()
         return GPU_PLACE_STREAMED;
     return GPU_PLACE_AUTO;
 }
+/* CUZK_GPU_STREAM_SETS=all or a list of A, B1, B2, C, H (tests, benchmarks): exactly those sets
+   stream when the key streams, the others stay on the device; unset: the planner's choice.
+   1 and *err on a name it does not know */
+int stream_sets_forced(unsigned *sets, char *err)
+{
+    static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
+    const char *e = getenv("CUZK_GPU_STREAM_SETS");
+    *sets = 0;
+    if (!e || !*e)
+        return 0;
+    if (!strcmp(e, "all")) {
+        *sets = STREAM_SETS_ALL;
+        return 0;
+    }
+    for (const char *p = e; *p;) {
+        size_t len = strcspn(p, ",");
+        int hit = -1;
+        for (int i = 0; i < ZKEY_BASES; i++)
+            if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+                hit = i;
+        if (hit < 0) {
+            cuzk_errf(err, CUZK_EINVAL, "CUZK_GPU_STREAM_SETS=%s: sets are all or a list of A, B1, B2, C, H", e);
+            return 1;
+        }
+        *sets |= 1u << hit;
+        p += len + (p[len] == ',');
+    }
+    return 0;
+}
+
 /* CUZK_GPU_STREAM_CHUNK=N: points per streamed chunk (tests: sizes that do not divide a set) */
 size_t chunk_forced()
 {
@@ -483,6 +546,8 @@ void key_free(gpu_key *k)
         k->host_be->destroy(k->host_be);
     matrix_free(k->own_mat);
     host_bases_release(k->hb);
+    for (int i = 0; i < 6 && k->prof_ok; i++)
+        cudaEventDestroy(k->prof.ev[i]);
     for (int r = 0; r < STREAM_RING; r++) {
         cudaFree(k->d_ring[r]);
         cudaFree(k->d_ring_idx[r]);
@@ -659,6 +724,12 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.chunk_force = chunk_forced();
         pin.batch_want = opts->batch_max ? opts->batch_max : 1;
         pin.force = placement_forced();
+        for (int i = 0; i < ZKEY_BASES; i++)
+            pin.set_bytes[i] = msm_align(set_points(z, i) * set_point_bytes(z, i));
+        if (stream_sets_forced(&pin.sets_force, err)) {
+            free(k);
+            return CUZK_EINVAL;
+        }
         pin.stream_bytes = stream_bytes_cb;
         pin.ctx = &sctx;
         /* the matrix on the device unless the caller evaluates a/b/c itself; a key that streams
@@ -751,19 +822,25 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_w, cudaEventDisableTiming));
     CUDA_TRY(cudaEventCreateWithFlags(&k->ev_wcopy, cudaEventDisableTiming));
 
-    /* bases, kept resident, uploaded in steps so the caller sees progress; streamed: copied
+    /* bases, kept resident, uploaded in steps so the caller sees progress; streamed sets: copied
        once into page-locked host memory, shared by every device */
+    k->sets = k->place.streamed ? k->place.sets : 0;
     for (int i = 0; i < ZKEY_BASES; i++)
-        total += set_points(z, i) * set_point_bytes(z, i);
-    for (int i = 0; i < ZKEY_BASES && !k->place.streamed; i++) {
+        total += k->sets >> i & 1 ? 0 : set_points(z, i) * set_point_bytes(z, i);
+    for (int i = 0; i < ZKEY_BASES; i++) {
+        if (k->sets >> i & 1)
+            continue;
         size_t b = set_points(z, i) * set_point_bytes(z, i);
         CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
         CUDA_TRY(upload_chunked(k->d_bases[i], z->bases[i], b, "bases"));
     }
-    if (k->place.streamed && !(k->hb = host_bases_acquire(z, opts))) {
+    if (k->sets && !(k->hb = host_bases_acquire(z, k->sets, opts))) {
+        uint64_t hb = 0;
+        for (int i = 0; i < ZKEY_BASES; i++)
+            hb += k->sets >> i & 1 ? set_points(z, i) * set_point_bytes(z, i) : 0;
         key_free(k);
         return cuzk_errf(err, CUZK_ENOMEM, "gpu %d: no host memory for the streamed bases (%.2f GiB)", im->device,
-                         (double)total / (1u << 30));
+                         (double)hb / (1u << 30));
     }
 
     /* CSR of section 4 (matrix.h): the caller's, or built here for this upload only; a key
@@ -834,7 +911,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         k->chunk = k->place.chunk;
         k->batch = k->place.batch;
         for (int i = 0; i < ZKEY_BASES; i++) {
-            cnt[i] = k->hb->cnt[i];
+            cnt[i] = k->cnt[i] = k->sets >> i & 1 ? k->hb->cnt[i] : set_points(z, i);
             k->stream_c[i] = stream_bits(i, cnt[i], k->chunk);
             pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
         }
@@ -1120,9 +1197,54 @@ cuzk_err gpu_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     return compute_h_impl(be, ks, ws, err, 0);
 }
 
+/* PHASES: the key's profiling events, made on first use (on the calling thread's device), or
+   nullptr when neither profile is asked for or they cannot be made */
+static int profile_env()
+{
+    static int on = -1;
+    if (on < 0) {
+        const char *a = getenv("CUZK_GPU_MSM_PROFILE"), *b = getenv("CUZK_GPU_STREAM_PROFILE");
+        on = (a && *a == '1') || (b && *b == '1');
+    }
+    return on;
+}
+msm_prof *prof_of(gpu_key *k)
+{
+    if (!profile_env())
+        return nullptr;
+    for (int i = 0; i < 6 && !k->prof_ok; i++)
+        if (cudaEventCreate(&k->prof.ev[i]) != cudaSuccess) {
+            while (i-- > 0)
+                cudaEventDestroy(k->prof.ev[i]);
+            cudaGetLastError();
+            return nullptr;
+        }
+    k->prof_ok = 1;
+    return &k->prof;
+}
+/* adds the device time from mark a to mark b of prof to phase `ph` of set (waits for mark b) */
+void prof_add(gpu_key *k, int set, int a, int b, int ph)
+{
+    float ms = 0;
+    if (cudaEventSynchronize(k->prof.ev[b]) == cudaSuccess &&
+        cudaEventElapsedTime(&ms, k->prof.ev[a], k->prof.ev[b]) == cudaSuccess)
+        k->ph_ms[set][ph] += ms;
+    cudaGetLastError();
+}
+/* " (sort S, level 0 L, partial P [n levels], reduction R)" for set, then zeroes its sums */
+void prof_say(gpu_key *k, int set)
+{
+    if (!k->prof_ok)
+        return;
+    fprintf(stderr, " [sort %.1f, level 0 %.1f, partial %.1f (%u levels), reduction %.1f]", k->ph_ms[set][0],
+            k->ph_ms[set][1], k->ph_ms[set][2], k->ph_levels[set], k->ph_ms[set][3]);
+    memset(k->ph_ms[set], 0, sizeof k->ph_ms[set]);
+    k->ph_levels[set] = 0;
+}
+
 template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
-                    uint8_t *scratch, int wide = 0)
+                    uint8_t *scratch, int wide = 0, msm_prof *prof = nullptr)
 {
     msm_shape s = set_shape(k->z, set, k->tab_h, wide);
     msm_scratch<F> sc;
@@ -1130,11 +1252,15 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
     const uint8_t *bases = set == ZKEY_H && k->tab_h ? k->d_tab_h : k->d_bases[set];
-    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, nullptr, win);
+    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, prof, win);
     if (e != cudaSuccess)
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
         return e;
+    for (int ph = 0; prof && ph < 4; ph++)
+        prof_add(k, set, ph, ph + 1, ph);
+    if (prof)
+        k->ph_levels[set] += prof->levels;
     /* s.rwin sums: one over a table (its windows share one set of buckets) */
     if (std::is_same<F, fq>::value)
         GPU_C(msm_windows_g1)(out, win, s.rwin, s.c);
@@ -1158,9 +1284,9 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
 
 /* the items of a pass: (set, chunk) pairs. Interleaved so that the sets' copy and compute mix
    (the witness sets are mostly copies, the h set mostly additions): the next item is always of
-   the set with the smallest share of its chunks done (ties: the lower set). The h set waits for
-   h, so at most its first chunk goes before the witness sets have started. CUZK_GPU_STREAM_ORDER=sets:
-   one set after the other (A, B1, B2, C, H). */
+   the set with the smallest share of its chunks done (ties: a set kept on the device, whose
+   chunks need no copy, then the lower set). The h set waits for h.
+   CUZK_GPU_STREAM_ORDER=sets: one set after the other (A, B1, B2, C, H). */
 struct stream_item {
     int set;
     uint32_t chunk;
@@ -1169,7 +1295,7 @@ size_t stream_order(const gpu_key *k, stream_item *out)
 {
     size_t nch[ZKEY_BASES], done[ZKEY_BASES] = {0}, n = 0, total = 0;
     for (int i = 0; i < ZKEY_BASES; i++) {
-        nch[i] = (k->hb->cnt[i] + k->chunk - 1) / k->chunk;
+        nch[i] = (k->cnt[i] + k->chunk - 1) / k->chunk;
         total += nch[i];
     }
     const char *e = getenv("CUZK_GPU_STREAM_ORDER");
@@ -1184,8 +1310,10 @@ size_t stream_order(const gpu_key *k, stream_item *out)
         for (int i = 0; i < ZKEY_BASES; i++) {
             if (done[i] == nch[i])
                 continue;
-            /* done[i] / nch[i] < done[best] / nch[best] */
-            if (best < 0 || done[i] * nch[best] < done[best] * nch[i])
+            /* done[i] / nch[i] < done[best] / nch[best]; on a tie a set on the device first (its
+               chunks need no copy, so they keep the device busy while the ring fills) */
+            size_t lhs = done[i] * nch[best], rhs = done[best] * nch[i];
+            if (best < 0 || lhs < rhs || (lhs == rhs && (k->sets >> best & 1) && !(k->sets >> i & 1)))
                 best = i;
         }
         out[n++] = stream_item{best, (uint32_t)done[best]++};
@@ -1198,25 +1326,32 @@ uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
     return k->h_win + ((size_t)p * ZKEY_BASES + set) * STREAM_WIN * sizeof(xyzz_t<fq2>);
 }
 
-/* one item's bucket work for the P partitions (ring buffer r holds its points) */
+/* one item's bucket work for the P partitions: its points in ring buffer r (a streamed set), or
+   in the set's device bases (a set kept on the device: r < 0) */
 template <class F>
 cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const uint32_t *const *sc, cudaStream_t st)
 {
-    const host_bases *hb = k->hb;
-    const size_t K = k->chunk, off = i * K, m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
+    const size_t K = k->chunk, off = i * K, m = k->cnt[set] - off < K ? k->cnt[set] - off : K;
+    const uint8_t *pts = r >= 0 ? k->d_ring[r] : k->d_bases[set] + off * set_point_bytes(k->z, set);
     msm_shape sm = stream_shape(set, m, k->stream_c[set]);
     msm_scratch<F> scr;
     msm_scratch_layout<F>(sm, k->d_msm, &scr);
     cudaError_t e = cudaSuccess;
     for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
         const uint32_t *scal = sc[p] + off * 8;
-        if (hb->idx[set]) {
+        if (r >= 0 && k->hb->idx[set]) {
             msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
                                                                  k->d_ring_idx[r], m);
             scal = k->d_chunk_sc;
         }
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
-        e = msm_pass<F>(sm, scr, k->d_ring[r], scal, st, 0, nullptr, true);
+        msm_prof *prof = prof_of(k);
+        MSM_PROF_MARK(prof, 0, st);
+        e = msm_pass<F>(sm, scr, pts, scal, st, 0, prof, true);
+        for (int ph = 0; prof && e == cudaSuccess && ph < 3; ph++)
+            prof_add(k, set, ph, ph + 1, ph);
+        if (prof)
+            k->ph_levels[set] += prof->levels;
     }
     return e;
 }
@@ -1226,14 +1361,18 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const
 template <class F>
 cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st)
 {
-    const size_t cnt = k->hb->cnt[set];
+    const size_t cnt = k->cnt[set];
     msm_shape full = stream_shape(set, cnt < k->chunk ? cnt : k->chunk, k->stream_c[set]);
     cudaError_t e = cudaSuccess;
     for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
         msm_scratch<F> scr;
         msm_scratch_layout<F>(full, k->d_msm, &scr);
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
-        e = msm_reduce<F>(full, scr, st, nullptr, stream_win(k, p, set));
+        msm_prof *prof = prof_of(k);
+        MSM_PROF_MARK(prof, 3, st);
+        e = msm_reduce<F>(full, scr, st, prof, stream_win(k, p, set));
+        if (prof && e == cudaSuccess)
+            prof_add(k, set, 3, 4, 3);
     }
     return e;
 }
@@ -1243,7 +1382,7 @@ cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st)
 template <class F>
 void stream_combine(gpu_key *k, int set, unsigned P, groth16_ws *const *ws)
 {
-    const size_t cnt = k->hb->cnt[set];
+    const size_t cnt = k->cnt[set];
     msm_shape full = stream_shape(set, cnt ? (cnt < k->chunk ? cnt : k->chunk) : 1, k->stream_c[set]);
     for (unsigned p = 0; p < P; p++) {
         xyzz_t<F> *win = (xyzz_t<F> *)stream_win(k, p, set);
@@ -1283,20 +1422,31 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     for (int set = 0; set < ZKEY_BASES; set++) {
         for (unsigned p = 0; p < P; p++)
             sc[set][p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
-        left[set] = (hb->cnt[set] + K - 1) / K;
+        left[set] = (k->cnt[set] + K - 1) / K;
         nitems += left[set];
     }
+    /* items of the streamed sets take ring buffers in turn: ord[j], the item's turn (-1: a set on
+       the device, no copy), at[q] the item of turn q */
     stream_item *items = (stream_item *)malloc((nitems ? nitems : 1) * sizeof *items);
-    if (!items) {
+    long *ord = (long *)malloc((nitems ? nitems : 1) * sizeof *ord);
+    size_t *at = (size_t *)malloc((nitems ? nitems : 1) * sizeof *at), nq = 0;
+    if (!items || !ord || !at) {
+        free(items), free(ord), free(at);
         *what = "host memory for the pass";
         return cudaErrorMemoryAllocation;
     }
     stream_order(k, items);
+    for (size_t j = 0; j < nitems; j++) {
+        ord[j] = k->sets >> items[j].set & 1 ? (long)nq : -1;
+        if (ord[j] >= 0)
+            at[nq++] = j;
+    }
     for (unsigned p = 0; p < P && e == cudaSuccess; p++)
         e = cudaMemsetAsync(k->d_bk[p], 0, k->bk_bytes, st);
-    auto issue = [&](size_t j) -> cudaError_t {
+    auto issue = [&](size_t q) -> cudaError_t {
+        const size_t j = at[q];
         const int set = items[j].set;
-        const size_t r = j % STREAM_RING, off = (size_t)items[j].chunk * K, pb = set_point_bytes(k->z, set);
+        const size_t r = q % STREAM_RING, off = (size_t)items[j].chunk * K, pb = set_point_bytes(k->z, set);
         const size_t m = hb->cnt[set] - off < K ? hb->cnt[set] - off : K;
         cudaError_t x = cudaStreamWaitEvent(cp, k->ev_used[r], 0);
         if (x == cudaSuccess)
@@ -1308,14 +1458,14 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         k->bytes_copied += m * pb + (hb->idx[set] ? m * 4 : 0);
         return x;
     };
-    for (size_t j = 0; j < nitems && j < STREAM_RING && e == cudaSuccess; j++)
-        e = issue(j);
+    for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++)
+        e = issue(q);
     for (size_t j = 0; j < nitems && e == cudaSuccess; j++) {
-        const int set = items[j].set, r = (int)(j % STREAM_RING);
+        const int set = items[j].set, r = ord[j] >= 0 ? (int)(ord[j] % STREAM_RING) : -1;
         double ta = prof ? mono_ms() : 0;
         /* the device has finished the item before (msm_pass waited for it): if this item's copy
            is still running, the device waits for it */
-        if (cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
+        if (r >= 0 && cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
             for (unsigned p = 0; p < P; p++)
                 phase_set(ws[p], GROTH16_PHASE_COPY);
             double w0 = mono_ms();
@@ -1331,20 +1481,20 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
         if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
             break;
-        if ((e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
+        if (r >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
             break;
         e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, items[j].chunk, r, P, sc[set], st)
                            : stream_chunk<fq>(k, set, items[j].chunk, r, P, sc[set], st);
-        if (e == cudaSuccess)
+        if (e == cudaSuccess && r >= 0)
             e = cudaEventRecord(k->ev_used[r], st);
-        if (e == cudaSuccess && j + STREAM_RING < nitems)
-            e = issue(j + STREAM_RING);
+        if (e == cudaSuccess && r >= 0 && (size_t)ord[j] + STREAM_RING < nq)
+            e = issue((size_t)ord[j] + STREAM_RING);
         if (e == cudaSuccess && --left[set] == 0)
             e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, P, st) : stream_reduce<fq>(k, set, P, st);
         if (prof)
             t_set[set] += mono_ms() - ta;
     }
-    free(items);
+    free(items), free(ord), free(at);
     if (e == cudaSuccess)
         e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) {
@@ -1364,8 +1514,11 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         double all = mono_ms() - t0, gb = (double)(k->bytes_copied - copied0) / 1e9;
         fprintf(stderr, "streamed pass of %u: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, all, gb,
                 gb / (all / 1e3), wait / 1e3);
-        for (int set = 0; set < ZKEY_BASES; set++)
-            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u)", names[set], t_set[set], w_set[set], k->stream_c[set]);
+        for (int set = 0; set < ZKEY_BASES; set++) {
+            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u%s)", names[set], t_set[set], w_set[set], k->stream_c[set],
+                    k->sets >> set & 1 ? "" : ", on the device");
+            prof_say(k, set);
+        }
         fprintf(stderr, "\n");
     }
     k->passes++;
@@ -1674,19 +1827,20 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
         CUDA_TRY(wide_for(k, w, k->st_msm[u], &wide));
         const char *pe = getenv("CUZK_GPU_MSM_PROFILE");
         const int prof = pe && *pe == '1';
+        msm_prof *pp = prof ? prof_of(k) : nullptr;
         double t[ZKEY_BASES + 1];
         t[0] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide, pp));
         t[1] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide, pp));
         t[2] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide));
+        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide, pp));
         t[3] = prof ? mono_ms() : 0;
         CUDA_TRY(run_set<fq>(k, ZKEY_C, w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
-                             k->d_msm, wide));
+                             k->d_msm, wide, pp));
         t[4] = prof ? mono_ms() : 0;
         CUDA_TRY(cudaStreamWaitEvent(k->st_msm[u], k->ev_h, 0));
-        CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm));
+        CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm, 0, pp));
         t[5] = prof ? mono_ms() : 0;
         if (prof) {
             static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
@@ -1695,6 +1849,7 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
                 msm_shape s = set_shape(z, i, k->tab_h, wide);
                 fprintf(stderr, " %s %.1f ms (c %u, chunk %u%s)", names[i], t[i + 1] - t[i], s.c, s.chunk0,
                         s.tab ? ", table" : "");
+                prof_say(k, i);
             }
             fprintf(stderr, "\n");
         }
@@ -1787,11 +1942,16 @@ void gpu_key_info(cuzk_backend *be, void *ks, groth16_key_info *out)
     out->table = k->tab_h;
     out->abc_on_host = k->abc_host;
     out->batch_max = k->place.streamed ? k->batch : 1;
-    if (k->hb) {
-        out->host_bytes = k->hb->bytes;
+    if (k->place.streamed)
         out->chunk_points = k->chunk;
-        out->stream_bytes = k->hb->bytes;
-        out->points_skipped = k->hb->skipped;
+    if (k->hb) { /* none when the plan keeps every set on the device (chunked all the same) */
+        out->host_bytes = k->hb->bytes;
+        out->sets_streamed = k->sets;
+        for (int i = 0; i < ZKEY_BASES; i++)
+            if (k->sets >> i & 1) {
+                out->stream_bytes += k->hb->cnt[i] * set_point_bytes(k->z, i) + (k->hb->idx[i] ? k->hb->cnt[i] * 4 : 0);
+                out->points_skipped += set_points(k->z, i) - k->hb->cnt[i];
+            }
     }
     out->passes = __atomic_load_n(&k->passes, __ATOMIC_RELAXED);
     out->bytes_copied = __atomic_load_n(&k->bytes_copied, __ATOMIC_RELAXED);

@@ -412,6 +412,7 @@ static void stream_refs_free(stream_refs *r)
  * on 1, 3 and 10 workspaces (witnesses of all zeros, all ones, mixed, random; 4 a pass), against
  * the CPU backend's MSMs of each. With gpu_mem set instead, the cap alone must make it stream
  * (may_refuse: or the attach may fail for want of memory, naming the streamed need). */
+static unsigned last_sets; /* the sets the last check_streamed key streamed (bit i: set i) */
 static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu, const cuzk_matrix *mat, const mq *f,
                           size_t chunk, uint64_t gpu_mem, int may_refuse)
 {
@@ -440,9 +441,10 @@ static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu,
     groth16_key_info ki;
     gpu->key_info(gpu, ks, &ki);
     printf("  streamed key: %s\n", ki.why);
+    last_sets = ki.sets_streamed;
     if (strcmp(ki.placement, "streamed") || (chunk && ki.chunk_points != chunk)) {
-        fprintf(stderr, "FAIL: placement %s, chunk %llu (wanted streamed, chunk %zu)\n", ki.placement,
-                (unsigned long long)ki.chunk_points, chunk);
+        fprintf(stderr, "FAIL: placement %s, chunk %llu, sets streamed %#x (wanted streamed, chunk %zu)\n",
+                ki.placement, (unsigned long long)ki.chunk_points, ki.sets_streamed, chunk);
         gpu->key_detach(gpu, ks);
         return 1;
     }
@@ -470,6 +472,28 @@ static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu,
            (unsigned long long)ki.points_skipped);
     gpu->key_detach(gpu, ks);
     return fails;
+}
+
+/* device bytes of the key streamed with every set on the bus in chunks of `chunk` points, one
+   partition a pass; 0 on failure */
+static uint64_t streamed_need(const zkey_file *z, cuzk_backend *gpu, const cuzk_matrix *mat, const char *chunk)
+{
+    char err[CUZK_ERRLEN];
+    void *ks = NULL;
+    groth16_key_opts opts = {.matrix = mat, .batch_max = 1};
+    setenv("CUZK_GPU_PLACEMENT", "streamed", 1);
+    setenv("CUZK_GPU_STREAM_CHUNK", chunk, 1);
+    cuzk_err e = gpu->key_attach(gpu, z, &opts, &ks, err);
+    unsetenv("CUZK_GPU_PLACEMENT");
+    unsetenv("CUZK_GPU_STREAM_CHUNK");
+    if (e) {
+        fprintf(stderr, "FAIL: streamed key attach for its need: %s\n", err);
+        return 0;
+    }
+    groth16_key_info ki;
+    gpu->key_info(gpu, ks, &ki);
+    gpu->key_detach(gpu, ks);
+    return ki.device_bytes;
 }
 
 static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
@@ -600,6 +624,21 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
             setenv("CUZK_GPU_LEAN", "1", 1); /* the lean layout (backend_impl.cuh LEAN) */
             fails += check_streamed(&z, &sr, gpu, mat, &f, big / 5 + 3, 0, 0);
             unsetenv("CUZK_GPU_LEAN");
+            /* PER SET: the sets asked for stream, the others' chunks come from the device */
+            static const struct {
+                const char *sets;
+                unsigned mask;
+            } some[3] = {{"B1,H", 0x12}, {"A,B2,C", 0x0d}, {"H", 0x10}};
+            for (int i = 0; i < 3; i++) {
+                setenv("CUZK_GPU_STREAM_SETS", some[i].sets, 1);
+                int bad = check_streamed(&z, &sr, gpu, mat, &f, i == 1 ? 1000 : big / 3 + 7, 0, 0);
+                unsetenv("CUZK_GPU_STREAM_SETS");
+                if (!bad && last_sets != some[i].mask) {
+                    fprintf(stderr, "FAIL: sets %s asked to stream, %#x streamed\n", some[i].sets, last_sets);
+                    bad = 1;
+                }
+                fails += bad;
+            }
             groth16_key_info ki;
             gpu->key_info(gpu, ks_g, &ki);
             gpu->key_detach(gpu, ks_g);
@@ -609,6 +648,27 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
                where it may also be refused with the bytes it needs */
             fails += check_streamed(&z, &sr, gpu, mat, &f, 0, ki.resident_bytes - 1,
                                     ki.resident_bytes < ((uint64_t)128 << 20));
+            /* a cap with room for the h set beside the streamed buffers (chunks of 1000 points,
+               so that they are small beside the bases): some sets stay on the device and some
+               stream, chosen by the planner */
+            uint64_t need1 = streamed_need(&z, gpu, mat, "1000");
+            uint64_t hbytes = (uint64_t)z.n_bases[ZKEY_H] * z.curve->g1_bytes;
+            uint64_t cap = need1 + ((hbytes + 255) & ~(uint64_t)255);
+            if (need1 && cap >= ki.resident_bytes) {
+                /* a few hundred constraints: the ring of chunks outweighs the bases */
+                printf("  cap of the streamed need + the h set: not below the resident need at this size\n");
+            } else if (need1) {
+                int bad = check_streamed(&z, &sr, gpu, mat, &f, 1000, cap, 0);
+                printf("  cap of %llu bytes (streamed need %llu + the h set): sets streamed %#x\n",
+                       (unsigned long long)cap, (unsigned long long)need1, last_sets);
+                if (!bad && (last_sets == 0 || last_sets == 0x1f)) {
+                    fprintf(stderr, "FAIL: under that cap every set %s\n", last_sets ? "streamed" : "stayed");
+                    bad = 1;
+                }
+                fails += bad;
+            } else {
+                fails++;
+            }
         }
         stream_refs_free(&sr);
     }

@@ -70,25 +70,64 @@ int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
                  gib(resident), gib(least), gib(in->fixed), gib(in->avail));
         return -1;
     }
+    /* the sets kept on the device: those asked for, else the largest that fit first */
+    uint64_t need = in->fixed + in->stream_bytes(in->ctx, chunk, 1), kept = 0;
+    unsigned sets = STREAM_SETS_ALL;
+    if (in->sets_force) {
+        sets = in->sets_force & STREAM_SETS_ALL;
+        for (int i = 0; i < STREAM_SETS; i++)
+            kept += sets >> i & 1 ? 0 : in->set_bytes[i];
+        if (need + kept > in->avail) {
+            snprintf(out->why, sizeof out->why,
+                     "the key needs %.2f GiB of device memory with the sets asked for kept on the device "
+                     "(%.2f GiB of bases); %.2f GiB may be used",
+                     gib(need + kept), gib(kept), gib(in->avail));
+            return -1;
+        }
+    } else if (in->force != GPU_PLACE_STREAMED) { /* forced streaming streams every set */
+        for (;;) {
+            int best = -1;
+            for (int i = 0; i < STREAM_SETS; i++)
+                if ((sets >> i & 1) && in->set_bytes[i] && need + kept + in->set_bytes[i] <= in->avail &&
+                    (best < 0 || in->set_bytes[i] > in->set_bytes[best]))
+                    best = i;
+            if (best < 0)
+                break;
+            sets &= ~(1u << best);
+            kept += in->set_bytes[best];
+        }
+    }
+    need += kept;
     unsigned want = in->batch_want ? in->batch_want : 1, batch = 1;
     if (want > STREAM_BATCH_MAX)
         want = STREAM_BATCH_MAX;
-    while (batch < want && in->fixed + in->stream_bytes(in->ctx, chunk, batch + 1) <= in->avail)
+    while (batch < want && in->fixed + in->stream_bytes(in->ctx, chunk, batch + 1) + kept <= in->avail)
         batch++;
     out->streamed = 1;
     out->chunk = chunk;
     out->batch = batch;
-    out->need = in->fixed + in->stream_bytes(in->ctx, chunk, batch);
+    out->sets = sets;
+    out->need = in->fixed + in->stream_bytes(in->ctx, chunk, batch) + kept;
+    char setw[96] = "";
+    if (sets != STREAM_SETS_ALL) {
+        static const char *names[STREAM_SETS] = {"A", "B1", "B2", "C", "H"};
+        size_t at = 0;
+        for (int i = 0; i < STREAM_SETS; i++)
+            if (!(sets >> i & 1))
+                at += (size_t)snprintf(setw + at, sizeof setw - at, "%s%s", at ? "," : "; sets ", names[i]);
+        snprintf(setw + at, sizeof setw - at, " on the device (%.2f GiB)", gib(kept));
+    }
     if (in->force == GPU_PLACE_STREAMED && resident <= in->avail)
         snprintf(out->why, sizeof out->why,
-                 "streamed (placement forced): chunks of %llu points, %u partition%s a pass, %.2f GiB on the device",
-                 (unsigned long long)chunk, batch, batch == 1 ? "" : "s", gib(out->need));
+                 "streamed (placement forced): chunks of %llu points, %u partition%s a pass, %.2f GiB on the "
+                 "device%s",
+                 (unsigned long long)chunk, batch, batch == 1 ? "" : "s", gib(out->need), setw);
     else
         snprintf(out->why, sizeof out->why,
                  "streamed: resident would need %.2f GiB, %.2f GiB may be used; chunks of %llu points, %u "
-                 "partition%s a pass, %.2f GiB on the device",
+                 "partition%s a pass, %.2f GiB on the device%s",
                  gib(resident), gib(in->avail), (unsigned long long)chunk, batch, batch == 1 ? "" : "s",
-                 gib(out->need));
+                 gib(out->need), setw);
     return 0;
 }
 

@@ -10,9 +10,14 @@
  * each MSM takes them in chunks through a ring of device buffers; everything else stays
  * resident. The chunk is the largest power of two of points, up to STREAM_CHUNK_MAX and no more
  * than the largest set needs, whose buffers fit (ring, chunk scalars, the chunk's MSM scratch,
- * one bucket set per partition); then as many partitions per pass (batch) as fit, up to the
- * number asked for, each with its own scalars and buckets. A key whose resident part alone does
- * not fit with the smallest chunk is refused, with the bytes it needs.
+ * one bucket set per partition). Then PER SET: what is left keeps whole base sets on the device,
+ * the largest that fit first (each saves its bytes on the bus in every pass; the pass takes
+ * their chunks from device memory, in the same order and with the same buckets, so only the
+ * copies differ); the others stream. Then as many partitions per pass (batch) as still fit, up
+ * to the number asked for, each with its own scalars and buckets: the device work of a pass
+ * grows with its partitions and only the copies are shared, so a set kept off the bus comes
+ * first. A key whose resident part alone does not fit with the smallest chunk is refused, with
+ * the bytes it needs.
  */
 #ifndef CUZK_GPU_STREAM_PLAN_H
 #define CUZK_GPU_STREAM_PLAN_H
@@ -23,6 +28,8 @@
 #define STREAM_CHUNK_MIN ((uint64_t)1 << 12) /* points per chunk, at least */
 #define STREAM_BATCH_MAX 16                  /* partitions per streamed pass, at most */
 #define STREAM_RING 3                        /* device buffers the chunks of bases cycle through */
+#define STREAM_SETS 5                        /* base sets of a key (zkey order: A, B1, B2, C, H) */
+#define STREAM_SETS_ALL ((1u << STREAM_SETS) - 1)
 
 enum { GPU_PLACE_AUTO = 0, GPU_PLACE_RESIDENT = 1, GPU_PLACE_STREAMED = 2 };
 
@@ -41,6 +48,10 @@ typedef struct gpu_plan_in {
     uint64_t chunk_force; /* points per chunk asked for (CUZK_GPU_STREAM_CHUNK); 0: the planner's */
     unsigned batch_want;  /* partitions per streamed pass asked for (1 or more) */
     int force;            /* GPU_PLACE_*: CUZK_GPU_PLACEMENT */
+    uint64_t set_bytes[STREAM_SETS]; /* streamed: device bytes of each set's bases kept resident */
+    unsigned sets_force;  /* streamed: exactly these sets stream (bit i: set i), the others stay
+                             on the device (CUZK_GPU_STREAM_SETS); 0: the planner's choice
+                             (every set when the placement is forced to streamed) */
     /* device bytes of the streamed path's own buffers for chunks of `chunk` points and `batch`
        partitions a pass */
     uint64_t (*stream_bytes)(void *ctx, uint64_t chunk, unsigned batch);
@@ -52,13 +63,16 @@ typedef struct gpu_plan {
     int table;     /* resident: the h MSM over a table */
     int par_sets;  /* resident: the five MSMs at once */
     uint64_t chunk;  /* streamed: points per chunk */
+    unsigned sets;   /* streamed: the sets whose bases cross the bus (bit i: set i); the others
+                        are on the device */
     unsigned batch;  /* streamed: partitions per pass (1 when resident) */
     uint64_t need;   /* device bytes of the plan */
     uint64_t resident; /* device bytes the key needs resident at least (no table, one MSM at a time) */
     char why[256];   /* the decision in words (cuzk prove -v, /status), or why it fails */
 } gpu_plan;
 
-/* 0 and *out on success; -1 when the key cannot be placed at all (out->why says why) */
+/* 0 and *out on success; -1 when the key cannot be placed at all, or not with the sets asked
+   for (out->why says why) */
 int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out);
 
 /* Host side of a streamed set: the points of pts (n of pb bytes each, all-zero = infinity) that

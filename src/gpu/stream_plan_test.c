@@ -135,6 +135,109 @@ static void test_chunk_force(void)
     CHECK(gpu_plan_key(&in, &p) == -1 && strstr(p.why, "streamed"), "no room: %s", p.why);
 }
 
+/* the sets kept on the device, restated: in order of size (ties: the lower set), each that still
+   fits beside the chunk's buffers and the sets kept before it */
+static unsigned ref_sets(const gpu_plan_in *in, uint64_t chunk, uint64_t *kept)
+{
+    int order[STREAM_SETS];
+    for (int i = 0; i < STREAM_SETS; i++)
+        order[i] = i;
+    for (int i = 1; i < STREAM_SETS; i++) /* insertion sort: larger first, stable */
+        for (int j = i; j > 0 && in->set_bytes[order[j]] > in->set_bytes[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    unsigned sets = STREAM_SETS_ALL;
+    uint64_t base = in->fixed + in->stream_bytes(in->ctx, chunk, 1);
+    *kept = 0;
+    for (int j = 0; j < STREAM_SETS; j++) {
+        uint64_t b = in->set_bytes[order[j]];
+        if (b && base + *kept + b <= in->avail) {
+            sets &= ~(1u << order[j]);
+            *kept += b;
+        }
+    }
+    return sets;
+}
+
+static void test_sets(void)
+{
+    model m = {4u << 20};
+    gpu_plan_in in = {0};
+    gpu_plan p;
+    in.fixed = 100u << 20;
+    in.points_max = 1 << 16;
+    in.batch_want = 4;
+    in.stream_bytes = model_bytes;
+    in.ctx = &m;
+    uint64_t mib = 1u << 20, sz[STREAM_SETS] = {300, 300, 600, 280, 100};
+    for (int i = 0; i < STREAM_SETS; i++)
+        in.set_bytes[i] = sz[i] * mib;
+    in.bases = 1580 * mib;
+    uint64_t chunk_bytes = model_bytes(&m, 1 << 16, 1); /* the largest chunk the points need */
+    /* caps that keep none, some and all but one set on the device */
+    struct {
+        uint64_t room; /* MiB beside fixed + one partition's chunk buffers */
+        unsigned sets;
+        const char *what;
+    } cases[] = {
+        {50, STREAM_SETS_ALL, "no set fits: all stream"},
+        {100, 0x0f, "only H fits: H on the device"},
+        {650, 0x1b, "B2 fits, then nothing: B2 on the device"},
+        {700, 0x0b, "B2, then only H: B2 and H on the device"},
+        {1000, 0x0a, "B2, A, then nothing but H: A, B2, H on the device"},
+        {1300, 0x08, "all but C"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        in.cap = in.avail = in.fixed + chunk_bytes + cases[c].room * mib;
+        CHECK(gpu_plan_key(&in, &p) == 0 && p.streamed && p.chunk == 1 << 16 && p.sets == cases[c].sets,
+              "%s: sets streamed %#x, want %#x (%s)", cases[c].what, p.sets, cases[c].sets, p.why);
+        CHECK(p.need <= in.avail && (p.sets == STREAM_SETS_ALL) == (strstr(p.why, "on the device (") == NULL),
+              "%s: need %llu of %llu; the decision names the sets kept: %s", cases[c].what,
+              (unsigned long long)p.need, (unsigned long long)in.avail, p.why);
+    }
+    /* the sets come before more partitions a pass: 700 MiB holds B2 and H, then one partition */
+    in.cap = in.avail = in.fixed + chunk_bytes + 700 * mib + (1u << 20) + m.per_part;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == 0x0b && p.batch == 2, "sets, then a second partition: %#x %u",
+          p.sets, p.batch);
+    /* asked for: exactly those stream, or a refusal that names the bytes */
+    in.sets_force = 0x10; /* H streams, the rest stays */
+    in.cap = in.avail = in.fixed + chunk_bytes + 1480 * mib;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == 0x10, "sets asked for: %#x (%s)", p.sets, p.why);
+    in.avail -= mib;
+    CHECK(gpu_plan_key(&in, &p) == -1 && strstr(p.why, "GiB"), "sets asked for that do not fit: %s", p.why);
+    in.sets_force = 0;
+    in.force = GPU_PLACE_STREAMED; /* forced streaming streams every set */
+    in.avail = 100ull << 30;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == STREAM_SETS_ALL, "forced streaming: sets %#x", p.sets);
+    in.force = GPU_PLACE_AUTO;
+    /* random sizes and caps against the restatement */
+    int bad = 0;
+    for (int rep = 0; rep < 3000; rep++) {
+        uint64_t total = 0;
+        for (int i = 0; i < STREAM_SETS; i++)
+            total += in.set_bytes[i] = (uint64_t)(rand() % 4 ? rand() % 2000 : 0) * mib;
+        in.bases = total;
+        in.batch_want = 1 + rand() % 6;
+        in.cap = in.avail = in.fixed + chunk_bytes + (uint64_t)(rand() % 6000) * mib;
+        if (in.fixed + in.bases + in.msm_scratch <= in.avail)
+            continue; /* resident */
+        uint64_t kept;
+        unsigned want = ref_sets(&in, p.chunk = 1 << 16, &kept);
+        unsigned batch = 1;
+        while (batch < in.batch_want && in.fixed + model_bytes(&m, 1 << 16, batch + 1) + kept <= in.avail)
+            batch++;
+        int rc = gpu_plan_key(&in, &p);
+        if (rc || p.sets != want || p.batch != batch || p.need != in.fixed + model_bytes(&m, 1 << 16, batch) + kept ||
+            p.need > in.avail)
+            if (bad++ < 5)
+                CHECK(0, "rc %d sets %#x batch %u need %llu; reference sets %#x batch %u kept %llu (%s)", rc, p.sets,
+                      p.batch, (unsigned long long)p.need, want, batch, (unsigned long long)kept, p.why);
+    }
+    CHECK(bad == 0, "%d random per-set plans differ from the reference", bad);
+}
+
 static void test_compact(void)
 {
     for (int rep = 0; rep < 40; rep++) {
@@ -175,6 +278,7 @@ int main(void)
     test_resident();
     test_streamed_sweep();
     test_chunk_force();
+    test_sets();
     test_compact();
     printf("stream_plan_test: %d checks, %d failures\n", checks, failures);
     return failures != 0;

@@ -110,6 +110,8 @@ typedef struct groth16_key_info {
     unsigned batch_max;      /* streamed: partitions per pass */
     uint64_t stream_bytes;   /* streamed: bytes of bases one pass copies (points at infinity left out) */
     uint64_t points_skipped; /* streamed: points at infinity, never copied */
+    unsigned sets_streamed;  /* streamed: the base sets that cross the bus (bit i: zkey set i, in
+                                the order A, B1, B2, C, H); the others stay on the device */
     int table;               /* resident: the h MSM runs over a table of shifted bases */
     int abc_on_host;         /* the constraint matrix stays in host memory: a/b/c are evaluated
                                 by the CPU (no_abc, or no room on the device) */
