@@ -168,6 +168,7 @@ struct gpu_key {
     uint8_t *d_bk[STREAM_BATCH_MAX];
     uint32_t *d_bw[STREAM_BATCH_MAX], *d_bh[STREAM_BATCH_MAX];
     cudaEvent_t ev_copied[STREAM_RING], ev_used[STREAM_RING];
+    cudaEvent_t ev_item[2]; /* the pass's items j done, by j % 2 (the host stays one item ahead) */
     /* totals since attach (mu_msm) */
     uint64_t passes, bytes_copied, copy_wait_us;
     /* PHASES (CUZK_GPU_MSM_PROFILE=1, CUZK_GPU_STREAM_PROFILE=1): device milliseconds of each
@@ -555,6 +556,8 @@ void key_free(gpu_key *k)
             cudaEventDestroy(k->ev_copied[r]);
         if (k->ev_used[r])
             cudaEventDestroy(k->ev_used[r]);
+        if (r < 2 && k->ev_item[r])
+            cudaEventDestroy(k->ev_item[r]);
     }
     cudaFree(k->d_chunk_sc);
     cudaFreeHost(k->h_win);
@@ -931,6 +934,8 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             CUDA_TRY(cudaEventCreateWithFlags(&k->ev_used[r], cudaEventDisableTiming));
         }
         CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc, k->chunk * 32));
+        for (int i = 0; i < 2; i++)
+            CUDA_TRY(cudaEventCreateWithFlags(&k->ev_item[i], cudaEventDisableTiming));
         k->d_bw[0] = k->d_msm_w;
         k->d_bh[0] = k->d_msm_h;
         for (unsigned p = 0; p < k->batch; p++) {
@@ -1277,10 +1282,11 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
  * is one msm_pass (accum) per partition into that partition's buckets of the item's set; its
  * scalars are the partition's, gathered through the chunk's indices where points at infinity
  * were left out. After a set's last chunk its buckets are reduced and the window sums go to
- * page-locked host memory; the host combines them after the pass. msm_pass waits for its partial
- * levels' counts, so the host is in step with the device: when the next item's copy has not
- * landed, the device is idle for it, and that wait is reported through the phase hook
- * (GROTH16_PHASE_COPY) and added up. CUZK_GPU_STREAM_PROFILE=1 prints each pass's time by set. */
+ * page-locked host memory; the host combines them after the pass. The host queues each item's
+ * work and then waits for the item before it, so the device always has the next item queued
+ * and the host is at most one item ahead: when an item's copy has not landed once the device
+ * has finished the item before, the device is idle for it, and that wait is reported through
+ * the phase hook (GROTH16_PHASE_COPY) and added up. CUZK_GPU_STREAM_PROFILE=1 prints each pass's time by set. */
 
 /* the items of a pass: (set, chunk) pairs. Interleaved so that the sets' copy and compute mix
    (the witness sets are mostly copies, the h set mostly additions): the next item is always of
@@ -1463,8 +1469,11 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     for (size_t j = 0; j < nitems && e == cudaSuccess; j++) {
         const int set = items[j].set, r = ord[j] >= 0 ? (int)(ord[j] % STREAM_RING) : -1;
         double ta = prof ? mono_ms() : 0;
-        /* the device has finished the item before (msm_pass waited for it): if this item's copy
-           is still running, the device waits for it */
+        /* the host runs at most one item ahead of the device: when this item's copy is still
+           running, the device first finishes the item before, then waits for the copy */
+        if (r >= 0 && cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady && j > 0 &&
+            (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+            break;
         if (r >= 0 && cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
             for (unsigned p = 0; p < P; p++)
                 phase_set(ws[p], GROTH16_PHASE_COPY);
@@ -1491,6 +1500,10 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
             e = issue((size_t)ord[j] + STREAM_RING);
         if (e == cudaSuccess && --left[set] == 0)
             e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, P, st) : stream_reduce<fq>(k, set, P, st);
+        if (e == cudaSuccess)
+            e = cudaEventRecord(k->ev_item[j & 1], st);
+        if (e == cudaSuccess && j > 0)
+            e = cudaEventSynchronize(k->ev_item[(j - 1) & 1]);
         if (prof)
             t_set[set] += mono_ms() - ta;
     }

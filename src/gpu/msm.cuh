@@ -15,7 +15,8 @@
  *     additions of affine bases), so the work per thread is bounded. A run of one key
  *     that lies wholly inside a chunk is a finished bucket and is stored; a run cut by a
  *     chunk border becomes a partial sum; the sorted list of partials is summed the same
- *     way, level after level, until none is left (each level divides by MSM_PCHUNK / 2).
+ *     way, level after level, until none is left (each level divides by MSM_PCHUNK / 2; the
+ *     counts stay on the device, see PARTIAL LEVELS in msm_pass).
  *     Small MSMs, whose time is the length of these dependent chains and not the device's
  *     throughput, take shorter chunks (MSM_CHUNK_SMALL) and fewer buckets per reduction
  *     thread (MSM_GROUP_BUCKETS_SMALL).
@@ -61,6 +62,8 @@
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #endif
+#include <stdlib.h>
+#include <string.h>
 #include <type_traits>
 
 #include "gpu/ec.cuh"
@@ -448,8 +451,10 @@ __device__ __forceinline__ void msm_flush_run(const SRC &src, const xyzz_t<F> &a
 template <class F, class SRC>
 __global__ MSM_ACC_BOUNDS(F) void msm_accumulate_kernel(SRC src, size_t m, unsigned c, xyzz_t<F> *buckets,
                                                              uint32_t *out_key, xyzz_t<F> *out_pt, unsigned chunk,
-                                                             bool accum)
+                                                             bool accum, const uint32_t *m_dev)
 {
+    if (m_dev) /* a partial level: the count the selection left on the device */
+        m = *m_dev;
     size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t start = t * chunk;
     if (start >= m)
@@ -823,8 +828,20 @@ static cudaError_t msm_run(const msm_shape &s, const msm_scratch<F> &sc, const u
  * in one pass over all points; the extra cost is one bucket read and addition per bucket a
  * chunk touches. */
 
+/* CUZK_GPU_MSM_LEVELS=sync (a benchmark knob): the partial levels read each count back to the
+   host and size the next level by it, as before PARTIAL LEVELS without the host */
+static inline int msm_levels_sync()
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("CUZK_GPU_MSM_LEVELS");
+        v = e && !strcmp(e, "sync");
+    }
+    return v;
+}
+
 /* digits and sort (unless reuse_sort), level 0 and the partial levels of one MSM (or one chunk
- * of it, accum) into sc.buckets, which the caller zeroed */
+ * of it, accum) into sc.buckets, which the caller zeroed; nothing in it waits for the device */
 template <class F>
 static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const uint8_t *d_bases,
                             const uint32_t *d_scalars, cudaStream_t st, int reuse_sort, msm_prof *prof, bool accum)
@@ -864,7 +881,7 @@ static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const 
             sc.aff_pre, sc.aff_next, s.aff_threads);
     } else {
         msm_accumulate_kernel<F, msm_src_affine<F>><<<msm_grid(threads, 128), 128, 0, st>>>(
-            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0, accum);
+            src0, s.entries, s.c, sc.buckets, sc.pkey[0], sc.ppt[0], s.chunk0, accum, nullptr);
     }
     MSM_PROF_MARK(prof, 2, st);
     size_t nslots = 2 * threads;
@@ -872,6 +889,42 @@ static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const 
     if (prof)
         prof->levels = 0;
     uint8_t *flags = (uint8_t *)sc.keys_in; /* keys_in is free after the sort */
+    if (msm_levels_sync()) {
+        /* the counts read back level by level (CUZK_GPU_MSM_LEVELS=sync, for comparison) */
+        for (;;) {
+            msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
+            size_t stmp = sc.sel_tmp_bytes;
+            e = cub::DeviceSelect::Flagged(sc.sel_tmp, stmp, thrust::counting_iterator<uint32_t>(0), flags, sc.sel,
+                                           sc.nsel, (int64_t)nslots, st);
+            if (e != cudaSuccess)
+                return e;
+            uint32_t cnt = 0;
+            if ((e = cudaMemcpyAsync(&cnt, sc.nsel, 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess)
+                return e;
+            if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
+                return e;
+            if (cnt == 0)
+                break;
+            size_t th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
+            int nxt = cur ^ 1;
+            if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
+                return e;
+            msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
+            msm_accumulate_kernel<F, msm_src_partial<F>><<<msm_grid(th, 128), 128, 0, st>>>(
+                src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum, nullptr);
+            nslots = 2 * th;
+            cur = nxt;
+            if (prof)
+                prof->levels++;
+        }
+        MSM_PROF_MARK(prof, 3, st);
+        return cudaGetLastError();
+    }
+    /* PARTIAL LEVELS without the host: each level's selection leaves its count on the device and
+       the next level's kernels read it there, over grids sized by the bound nslots (slots past
+       the count are empty, so they select nothing); the bound shrinks by MSM_PCHUNK / 2 a level,
+       and the level whose bound fits one thread closes every run. No level waits for the host,
+       so the device runs the levels back to back and the caller's next work queues behind them. */
     for (;;) {
         msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
         size_t stmp = sc.sel_tmp_bytes;
@@ -879,24 +932,19 @@ static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const 
                                        sc.nsel, (int64_t)nslots, st);
         if (e != cudaSuccess)
             return e;
-        uint32_t cnt = 0;
-        if ((e = cudaMemcpyAsync(&cnt, sc.nsel, 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess)
-            return e;
-        if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
-            return e;
-        if (cnt == 0)
-            break;
-        size_t th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
+        size_t th = (nslots + MSM_PCHUNK - 1) / MSM_PCHUNK; /* threads enough for any count */
         int nxt = cur ^ 1;
-        if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
+        if (th > 1 && (e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
             return e;
         msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
         msm_accumulate_kernel<F, msm_src_partial<F>><<<msm_grid(th, 128), 128, 0, st>>>(
-            src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum);
-        nslots = 2 * th;
-        cur = nxt;
+            src, 0, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum, sc.nsel);
         if (prof)
             prof->levels++;
+        if (th == 1) /* one thread took every partial left: no run stays open */
+            break;
+        nslots = 2 * th;
+        cur = nxt;
     }
     MSM_PROF_MARK(prof, 3, st);
     return cudaGetLastError();
