@@ -409,10 +409,12 @@ static void stream_refs_free(stream_refs *r)
 
 /* STREAMED: the key attached again with its bases in host memory (CUZK_GPU_PLACEMENT=streamed)
  * in chunks of `chunk` points (0: the planner's), then msm_all on one workspace and msm_batch
- * on 1, 3 and 10 workspaces (witnesses of all zeros, all ones, mixed, random; 4 a pass), against
+ * on 1, 3 and 10 workspaces (witnesses of all zeros, all ones, mixed, random; stream_batch a
+ * pass), against
  * the CPU backend's MSMs of each. With gpu_mem set instead, the cap alone must make it stream
  * (may_refuse: or the attach may fail for want of memory, naming the streamed need). */
-static unsigned last_sets; /* the sets the last check_streamed key streamed (bit i: set i) */
+static unsigned last_sets;       /* the sets the last check_streamed key streamed (bit i: set i) */
+static unsigned stream_batch = 4; /* partitions a pass check_streamed asks for */
 static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu, const cuzk_matrix *mat, const mq *f,
                           size_t chunk, uint64_t gpu_mem, int may_refuse)
 {
@@ -420,7 +422,7 @@ static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu,
     int fails = 0;
     groth16_ws *wp[STREAM_WS];
     void *ks = NULL;
-    groth16_key_opts opts = {.matrix = mat, .gpu_mem = gpu_mem, .batch_max = 4};
+    groth16_key_opts opts = {.matrix = mat, .gpu_mem = gpu_mem, .batch_max = stream_batch};
     if (!gpu_mem)
         setenv("CUZK_GPU_PLACEMENT", "streamed", 1);
     snprintf(cbuf, sizeof cbuf, "%zu", chunk);
@@ -658,7 +660,9 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
                 /* a few hundred constraints: the ring of chunks outweighs the bases */
                 printf("  cap of the streamed need + the h set: not below the resident need at this size\n");
             } else if (need1) {
+                stream_batch = 1; /* partitions would take the room before any set */
                 int bad = check_streamed(&z, &sr, gpu, mat, &f, 1000, cap, 0);
+                stream_batch = 4;
                 printf("  cap of %llu bytes (streamed need %llu + the h set): sets streamed %#x\n",
                        (unsigned long long)cap, (unsigned long long)need1, last_sets);
                 if (!bad && (last_sets == 0 || last_sets == 0x1f)) {

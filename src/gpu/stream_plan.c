@@ -70,13 +70,24 @@ int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
                  gib(resident), gib(least), gib(in->fixed), gib(in->avail));
         return -1;
     }
-    /* the sets kept on the device: those asked for, else the largest that fit first */
-    uint64_t need = in->fixed + in->stream_bytes(in->ctx, chunk, 1), kept = 0;
+    /* as many partitions a pass as fit, up to the number asked for (each shares every copy of
+       the pass), then the sets kept on the device: those asked for, else the largest that still
+       fit first */
+    unsigned want = in->batch_want ? in->batch_want : 1, batch = 1;
+    if (want > STREAM_BATCH_MAX)
+        want = STREAM_BATCH_MAX;
+    uint64_t kept = 0, force_kept = 0;
     unsigned sets = STREAM_SETS_ALL;
     if (in->sets_force) {
         sets = in->sets_force & STREAM_SETS_ALL;
         for (int i = 0; i < STREAM_SETS; i++)
-            kept += sets >> i & 1 ? 0 : in->set_bytes[i];
+            force_kept += sets >> i & 1 ? 0 : in->set_bytes[i];
+    }
+    while (batch < want && in->fixed + in->stream_bytes(in->ctx, chunk, batch + 1) + force_kept <= in->avail)
+        batch++;
+    uint64_t need = in->fixed + in->stream_bytes(in->ctx, chunk, batch);
+    if (in->sets_force) {
+        kept = force_kept;
         if (need + kept > in->avail) {
             snprintf(out->why, sizeof out->why,
                      "the key needs %.2f GiB of device memory with the sets asked for kept on the device "
@@ -97,17 +108,11 @@ int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
             kept += in->set_bytes[best];
         }
     }
-    need += kept;
-    unsigned want = in->batch_want ? in->batch_want : 1, batch = 1;
-    if (want > STREAM_BATCH_MAX)
-        want = STREAM_BATCH_MAX;
-    while (batch < want && in->fixed + in->stream_bytes(in->ctx, chunk, batch + 1) + kept <= in->avail)
-        batch++;
     out->streamed = 1;
     out->chunk = chunk;
     out->batch = batch;
     out->sets = sets;
-    out->need = in->fixed + in->stream_bytes(in->ctx, chunk, batch) + kept;
+    out->need = need + kept;
     char setw[96] = "";
     if (sets != STREAM_SETS_ALL) {
         static const char *names[STREAM_SETS] = {"A", "B1", "B2", "C", "H"};

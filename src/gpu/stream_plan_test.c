@@ -136,8 +136,8 @@ static void test_chunk_force(void)
 }
 
 /* the sets kept on the device, restated: in order of size (ties: the lower set), each that still
-   fits beside the chunk's buffers and the sets kept before it */
-static unsigned ref_sets(const gpu_plan_in *in, uint64_t chunk, uint64_t *kept)
+   fits beside the buffers of the chunk and `batch` partitions, and the sets kept before it */
+static unsigned ref_sets(const gpu_plan_in *in, uint64_t chunk, unsigned batch, uint64_t *kept)
 {
     int order[STREAM_SETS];
     for (int i = 0; i < STREAM_SETS; i++)
@@ -149,7 +149,7 @@ static unsigned ref_sets(const gpu_plan_in *in, uint64_t chunk, uint64_t *kept)
             order[j - 1] = t;
         }
     unsigned sets = STREAM_SETS_ALL;
-    uint64_t base = in->fixed + in->stream_bytes(in->ctx, chunk, 1);
+    uint64_t base = in->fixed + in->stream_bytes(in->ctx, chunk, batch);
     *kept = 0;
     for (int j = 0; j < STREAM_SETS; j++) {
         uint64_t b = in->set_bytes[order[j]];
@@ -176,7 +176,8 @@ static void test_sets(void)
         in.set_bytes[i] = sz[i] * mib;
     in.bases = 1580 * mib;
     uint64_t chunk_bytes = model_bytes(&m, 1 << 16, 1); /* the largest chunk the points need */
-    /* caps that keep none, some and all but one set on the device */
+    /* caps that keep none, some and all but one set on the device (one partition a pass) */
+    in.batch_want = 1;
     struct {
         uint64_t room; /* MiB beside fixed + one partition's chunk buffers */
         unsigned sets;
@@ -197,10 +198,16 @@ static void test_sets(void)
               "%s: need %llu of %llu; the decision names the sets kept: %s", cases[c].what,
               (unsigned long long)p.need, (unsigned long long)in.avail, p.why);
     }
-    /* the sets come before more partitions a pass: 700 MiB holds B2 and H, then one partition */
-    in.cap = in.avail = in.fixed + chunk_bytes + 700 * mib + (1u << 20) + m.per_part;
-    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == 0x0b && p.batch == 2, "sets, then a second partition: %#x %u",
+    /* partitions come before sets: a second partition (5 MiB) takes its room first, then B2
+       fits and H no longer does */
+    in.batch_want = 2;
+    in.cap = in.avail = in.fixed + chunk_bytes + 700 * mib + (1u << 20) + m.per_part - 1;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == 0x1b && p.batch == 2, "a second partition, then sets: %#x %u",
           p.sets, p.batch);
+    in.batch_want = 1;
+    CHECK(gpu_plan_key(&in, &p) == 0 && p.sets == 0x0b && p.batch == 1, "one partition asked for: sets %#x %u",
+          p.sets, p.batch);
+    in.batch_want = 4;
     /* asked for: exactly those stream, or a refusal that names the bytes */
     in.sets_force = 0x10; /* H streams, the rest stays */
     in.cap = in.avail = in.fixed + chunk_bytes + 1480 * mib;
@@ -224,10 +231,10 @@ static void test_sets(void)
         if (in.fixed + in.bases + in.msm_scratch <= in.avail)
             continue; /* resident */
         uint64_t kept;
-        unsigned want = ref_sets(&in, p.chunk = 1 << 16, &kept);
         unsigned batch = 1;
-        while (batch < in.batch_want && in.fixed + model_bytes(&m, 1 << 16, batch + 1) + kept <= in.avail)
+        while (batch < in.batch_want && in.fixed + model_bytes(&m, 1 << 16, batch + 1) <= in.avail)
             batch++;
+        unsigned want = ref_sets(&in, 1 << 16, batch, &kept);
         int rc = gpu_plan_key(&in, &p);
         if (rc || p.sets != want || p.batch != batch || p.need != in.fixed + model_bytes(&m, 1 << 16, batch) + kept ||
             p.need > in.avail)
