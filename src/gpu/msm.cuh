@@ -889,42 +889,13 @@ static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const 
     if (prof)
         prof->levels = 0;
     uint8_t *flags = (uint8_t *)sc.keys_in; /* keys_in is free after the sort */
-    if (msm_levels_sync()) {
-        /* the counts read back level by level (CUZK_GPU_MSM_LEVELS=sync, for comparison) */
-        for (;;) {
-            msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
-            size_t stmp = sc.sel_tmp_bytes;
-            e = cub::DeviceSelect::Flagged(sc.sel_tmp, stmp, thrust::counting_iterator<uint32_t>(0), flags, sc.sel,
-                                           sc.nsel, (int64_t)nslots, st);
-            if (e != cudaSuccess)
-                return e;
-            uint32_t cnt = 0;
-            if ((e = cudaMemcpyAsync(&cnt, sc.nsel, 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess)
-                return e;
-            if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
-                return e;
-            if (cnt == 0)
-                break;
-            size_t th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
-            int nxt = cur ^ 1;
-            if ((e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
-                return e;
-            msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
-            msm_accumulate_kernel<F, msm_src_partial<F>><<<msm_grid(th, 128), 128, 0, st>>>(
-                src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum, nullptr);
-            nslots = 2 * th;
-            cur = nxt;
-            if (prof)
-                prof->levels++;
-        }
-        MSM_PROF_MARK(prof, 3, st);
-        return cudaGetLastError();
-    }
     /* PARTIAL LEVELS without the host: each level's selection leaves its count on the device and
        the next level's kernels read it there, over grids sized by the bound nslots (slots past
        the count are empty, so they select nothing); the bound shrinks by MSM_PCHUNK / 2 a level,
        and the level whose bound fits one thread closes every run. No level waits for the host,
-       so the device runs the levels back to back and the caller's next work queues behind them. */
+       so the device runs the levels back to back and the caller's next work queues behind them.
+       sync (CUZK_GPU_MSM_LEVELS=sync): each count is read back and sizes the next level. */
+    const int sync = msm_levels_sync();
     for (;;) {
         msm_flags_kernel<<<msm_grid(nslots, 256), 256, 0, st>>>(flags, sc.pkey[cur], nslots);
         size_t stmp = sc.sel_tmp_bytes;
@@ -932,16 +903,25 @@ static cudaError_t msm_pass(const msm_shape &s, const msm_scratch<F> &sc, const 
                                        sc.nsel, (int64_t)nslots, st);
         if (e != cudaSuccess)
             return e;
-        size_t th = (nslots + MSM_PCHUNK - 1) / MSM_PCHUNK; /* threads enough for any count */
+        uint32_t cnt = 0;
+        if (sync) {
+            if ((e = cudaMemcpyAsync(&cnt, sc.nsel, 4, cudaMemcpyDeviceToHost, st)) != cudaSuccess ||
+                (e = cudaStreamSynchronize(st)) != cudaSuccess)
+                return e;
+            if (cnt == 0)
+                break;
+        }
+        /* threads for the count, or enough for any count */
+        size_t th = ((sync ? cnt : nslots) + MSM_PCHUNK - 1) / MSM_PCHUNK;
         int nxt = cur ^ 1;
-        if (th > 1 && (e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
+        if ((sync || th > 1) && (e = cudaMemsetAsync(sc.pkey[nxt], 0xff, 2 * th * 4, st)) != cudaSuccess)
             return e;
         msm_src_partial<F> src{sc.sel, sc.pkey[cur], sc.ppt[cur]};
         msm_accumulate_kernel<F, msm_src_partial<F>><<<msm_grid(th, 128), 128, 0, st>>>(
-            src, 0, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum, sc.nsel);
+            src, cnt, s.c, sc.buckets, sc.pkey[nxt], sc.ppt[nxt], MSM_PCHUNK, accum, sync ? nullptr : sc.nsel);
         if (prof)
             prof->levels++;
-        if (th == 1) /* one thread took every partial left: no run stays open */
+        if (!sync && th == 1) /* one thread took every partial left: no run stays open */
             break;
         nslots = 2 * th;
         cur = nxt;
