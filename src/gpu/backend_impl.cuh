@@ -428,7 +428,17 @@ static int wide_env()
    chunk of the set, so that they share one bucket layout) */
 msm_shape stream_shape(int i, size_t m, unsigned c)
 {
-    return msm_shape_of(m, GPU_FR_BITS, c, i != ZKEY_H, 0, i == ZKEY_B2);
+    msm_shape s = msm_shape_of(m, GPU_FR_BITS, c, i != ZKEY_H, 0, i == ZKEY_B2);
+    /* CUZK_GPU_STREAM_HCHUNK=N (a benchmark knob, 8..1024): the h set's level-0 entries per
+       thread (its random scalars leave runs that longer chunks close without partials) */
+    static int hchunk = -1;
+    if (hchunk < 0) {
+        const char *e = getenv("CUZK_GPU_STREAM_HCHUNK");
+        hchunk = e && atoi(e) >= 8 && atoi(e) <= 1024 ? atoi(e) : 0;
+    }
+    if (i == ZKEY_H && hchunk)
+        msm_shape_set_chunk(s, (unsigned)hchunk);
+    return s;
 }
 /* window bits of the chunks of set i when it streams cnt points in chunks of chunk points:
    those of one chunk's MSM (lg chunk - 6, at most 16). Windows as wide as one MSM of all cnt
