@@ -637,8 +637,11 @@ static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, con
     for (size_t t = 0; t < threads && !s.aff_kernel; t++) {
         blockIdx.x = (unsigned)t;
         msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
-                                                    ppt[0].data(), s.chunk0, accum);
+                                                    ppt[0].data(), s.chunk0, accum, nullptr);
     }
+    /* the partial levels as msm_pass runs them (PARTIAL LEVELS without the host): the selection's
+       count is read by the kernel itself (m_dev), the threads of a level are enough for the bound
+       nslots, and the level whose bound fits one thread is the last */
     size_t nslots = 2 * threads;
     int cur = 0, levels = 0;
     std::vector<uint32_t> sel;
@@ -647,18 +650,21 @@ static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, con
         for (size_t i = 0; i < nslots; i++)
             if (pkey[cur][i] != MSM_KEY_NONE)
                 sel.push_back((uint32_t)i);
-        if (sel.empty())
-            break;
-        levels++;
-        size_t cnt = sel.size(), th = (cnt + MSM_PCHUNK - 1) / MSM_PCHUNK;
+        sel.push_back(0); /* a valid pointer when nothing is selected */
+        uint32_t cnt = (uint32_t)sel.size() - 1;
+        size_t th = (nslots + MSM_PCHUNK - 1) / MSM_PCHUNK;
         int nxt = cur ^ 1;
-        std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
+        if (th > 1)
+            std::fill(pkey[nxt].begin(), pkey[nxt].begin() + 2 * th, MSM_KEY_NONE);
         msm_src_partial<F> src{sel.data(), pkey[cur].data(), ppt[cur].data()};
         for (size_t t = 0; t < th; t++) {
             blockIdx.x = (unsigned)t;
-            msm_accumulate_kernel<F, msm_src_partial<F>>(src, cnt, s.c, buckets.data(), pkey[nxt].data(),
-                                                         ppt[nxt].data(), MSM_PCHUNK, accum);
+            msm_accumulate_kernel<F, msm_src_partial<F>>(src, 0, s.c, buckets.data(), pkey[nxt].data(),
+                                                         ppt[nxt].data(), MSM_PCHUNK, accum, &cnt);
         }
+        levels++;
+        if (th == 1)
+            break;
         nslots = 2 * th;
         cur = nxt;
     }
