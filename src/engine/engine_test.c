@@ -7,9 +7,9 @@
  * stored proof found damaged when it is fetched is never handed out but proved again, a
  * device out of memory pauses a partition (retried past the two attempts of a permanent
  * failure) instead of failing its job, and a data dir short of --min-free refuses a
- * submission before anything is journaled. A backend's prefetch runs before each device step's
- * lock (h, MSMs), and what it takes is always consumed or given back (a failed prefetch, a job
- * canceled between the steps).
+ * submission before anything is journaled. A backend's msm_prefetch runs between the h step
+ * and the MSM lock, and what it takes is always consumed or given back (a failed prefetch,
+ * a job canceled between the two).
  * Run from the repository root (make test does). */
 #include <pthread.h>
 #include <stdio.h>
@@ -267,27 +267,25 @@ static void test_prove_and_verify(void)
     engine_destroy(e);
 }
 
-/* The device backend of test_prefetch: the CPU backend with a prefetch that takes a pretend
- * buffer for the step (ws->pre_slot[step] = 1) and holds it until the step (compute_h, msm_all)
- * consumes it or a release gives it back, as the GPU backend does with its buffers. It counts
- * what happens and checks where the engine calls it (one device worker). The counters without
- * h_ are the MSM step's. */
+/* The device backend of test_prefetch: the CPU backend with an msm_prefetch that takes a
+ * pretend witness buffer (ws->pre_slot = 1) and holds it until msm_all consumes it or a
+ * release gives it back, as the GPU backend does with its witness buffers. It counts what
+ * happens and checks where the engine calls it (one device worker). */
 typedef struct pf_counts {
     int held;          /* buffers taken and neither consumed nor given back */
     int taken;         /* prefetches that took one */
     int consumed;      /* msm_all calls that consumed one */
     int released;      /* releases that gave one back */
     int bare;          /* msm_all calls without a prefetch */
-    int in_lock;       /* prefetches while the device's lock of the step was held */
+    int in_lock;       /* prefetches while the device's MSM lock was held */
     int no_hook;       /* prefetches without the phase hook */
     int busy;          /* prefetches during which the worker was reported busy */
-    int fail_next;     /* 1: the next MSM prefetch fails, taking nothing */
-    int gate;          /* 1: the next MSM prefetch, having taken its buffer, sets 2 and waits for 0 */
-    int h_held, h_taken, h_consumed, h_released, h_bare; /* the same for the h step (compute_h) */
+    int fail_next;     /* 1: the next prefetch fails, taking nothing */
+    int gate;          /* 1: the next prefetch, having taken its buffer, sets 2 and waits for 0 */
 } pf_counts;
 
 typedef struct pf_backend {
-    cuzk_backend be;   /* the CPU backend's table; prefetch, compute_h, msm_all, msm_batch, destroy replaced */
+    cuzk_backend be;   /* the CPU backend's table; msm_prefetch, msm_all, msm_batch, destroy replaced */
     cuzk_backend *cpu;
     engine *e;
     pthread_mutex_t mu;
@@ -304,31 +302,16 @@ static int pf_worker_state(engine *e)
     return TRK_BUSY;
 }
 
-static cuzk_err pf_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int step, int release, char *err)
+static cuzk_err pf_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
 {
     (void)ks;
     pf_backend *f = (pf_backend *)be;
     pthread_mutex_lock(&f->mu);
-    int *held = step ? &f->n.held : &f->n.h_held, *released = step ? &f->n.released : &f->n.h_released;
     if (release) {
-        if (ws->pre_slot[step]) {
-            ws->pre_slot[step] = 0;
-            (*held)--;
-            (*released)++;
-        }
-        pthread_mutex_unlock(&f->mu);
-        return CUZK_OK;
-    }
-    if (!step) {
-        pthread_mutex_lock(&f->e->rq_mu);
-        f->n.in_lock += f->e->dev_busy[0][0];
-        pthread_mutex_unlock(&f->e->rq_mu);
-        f->n.no_hook += !ws->phase;
-        f->n.busy += pf_worker_state(f->e) == TRK_BUSY;
-        if (!ws->pre_slot[0]) {
-            ws->pre_slot[0] = 1;
-            f->n.h_held++;
-            f->n.h_taken++;
+        if (ws->pre_slot) {
+            ws->pre_slot = 0;
+            f->n.held--;
+            f->n.released++;
         }
         pthread_mutex_unlock(&f->mu);
         return CUZK_OK;
@@ -343,8 +326,8 @@ static cuzk_err pf_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int step
         pthread_mutex_unlock(&f->mu);
         return cuzk_errf(err, CUZK_EDEVICE, "prefetch: injected failure");
     }
-    if (!ws->pre_slot[1]) {
-        ws->pre_slot[1] = 1;
+    if (!ws->pre_slot) {
+        ws->pre_slot = 1;
         f->n.held++;
         f->n.taken++;
     }
@@ -367,27 +350,12 @@ static cuzk_err pf_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int step
     return CUZK_OK;
 }
 
-static cuzk_err pf_compute_h(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
-{
-    pf_backend *f = (pf_backend *)be;
-    pthread_mutex_lock(&f->mu);
-    if (ws->pre_slot[0]) {
-        ws->pre_slot[0] = 0;
-        f->n.h_held--;
-        f->n.h_consumed++;
-    } else {
-        f->n.h_bare++;
-    }
-    pthread_mutex_unlock(&f->mu);
-    return f->cpu->compute_h(f->cpu, ks, ws, err);
-}
-
 static cuzk_err pf_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     pf_backend *f = (pf_backend *)be;
     pthread_mutex_lock(&f->mu);
-    if (ws->pre_slot[1]) {
-        ws->pre_slot[1] = 0;
+    if (ws->pre_slot) {
+        ws->pre_slot = 0;
         f->n.held--;
         f->n.consumed++;
     } else {
@@ -428,11 +396,11 @@ static pf_counts pf_wait(pf_backend *f, int ms, int (*done)(const pf_counts *))
     return c;
 }
 
-/* A backend with prefetch (pf_backend) behind one device worker: every partition is prefetched
- * once before each step's lock (never while the step's lock is held, with the phase hook set and
- * the worker not shown busy), and compute_h and msm_all consume the prefetches; a failed MSM
- * prefetch fails the attempt as a failed step does (the retry proves it); a job canceled while
- * its partition holds an MSM prefetch gives it back. Nothing is ever left held. */
+/* A backend with msm_prefetch (pf_backend) behind one device worker: every partition is
+ * prefetched once, between its h step and the MSM lock (never while the lock is held, with the
+ * phase hook set and the worker not shown busy), and its msm_all consumes the prefetch; a failed
+ * prefetch fails the attempt as a failed step does (the retry proves it); a job canceled while its
+ * partition holds a prefetch gives it back. Nothing is ever left held. */
 static void test_prefetch(void)
 {
     engine_config cfg;
@@ -455,8 +423,7 @@ static void test_prefetch(void)
         return;
     }
     f->be = *cpu;
-    f->be.prefetch = pf_prefetch;
-    f->be.compute_h = pf_compute_h;
+    f->be.msm_prefetch = pf_prefetch;
     f->be.msm_all = pf_msm_all;
     f->be.msm_batch = NULL; /* one partition per device stage (device_stage, not the batch path) */
     f->be.destroy = pf_destroy;
@@ -480,11 +447,8 @@ static void test_prefetch(void)
           "3 partitions: %d prefetched, %d consumed by msm_all, %d given back, %d msm_all without, %d held",
           c.taken, c.consumed, c.released, c.bare, c.held);
     CHECK(!c.in_lock && !c.no_hook && !c.busy,
-          "prefetches: %d under the step's lock, %d without the phase hook, %d with the worker shown busy", c.in_lock,
+          "prefetches: %d under the MSM lock, %d without the phase hook, %d with the worker shown busy", c.in_lock,
           c.no_hook, c.busy);
-    CHECK(c.h_taken == 3 && c.h_consumed == 3 && c.h_released == 0 && c.h_bare == 0 && c.h_held == 0,
-          "3 partitions, h step: %d prefetched, %d consumed by compute_h, %d given back, %d without, %d held",
-          c.h_taken, c.h_consumed, c.h_released, c.h_bare, c.h_held);
 
     /* a failed prefetch: the attempt fails, the retry proves the partition */
     pthread_mutex_lock(&f->mu);
@@ -522,9 +486,6 @@ static void test_prefetch(void)
     CHECK(c.taken == 5 && c.consumed == 4 && c.released == 1 && c.held == 0,
           "canceled between prefetch and MSMs: %d prefetched, %d consumed, %d given back, %d held", c.taken,
           c.consumed, c.released, c.held);
-    CHECK(c.h_held == 0 && c.h_taken == c.h_consumed + c.h_released && c.h_bare == 0,
-          "h step after all: %d held, %d prefetched, %d consumed, %d given back, %d without", c.h_held, c.h_taken,
-          c.h_consumed, c.h_released, c.h_bare);
     engine_destroy(e);
 }
 

@@ -478,7 +478,7 @@ static int fault_injected(const engine *e, int d)
 typedef struct dev_phase_ctx {
     eworker *w;
     epart *p;
-    int between; /* 1: the hook reports for a prefetch, before a step, where the worker
+    int between; /* 1: the hook reports for msm_prefetch, between the two steps, where the worker
                     holds no device lock and runs no device work: the copy's end is GAP_LOCK */
 } dev_phase_ctx;
 
@@ -613,16 +613,16 @@ static void device_stage(eworker *w, epart *p)
        for that step's end (one of the same key still waits, on the backend's own key lock) */
     int unlocked = crit && be && be->key_isolated;
     for (int step = 0; step < 2 && !rc; step++) {
-        if (be->prefetch && !job_stopping(p->job)) {
-            /* the step's input (a for h, the witness for the MSMs) goes up before the step's
-               lock is taken, while another worker's step may still run, so the device need not
-               wait for it between theirs and this one. No device lock is held: a wait for the
-               backend's buffer shows as GAP_LOCK, the copy through the phase hook as GAP_COPY. */
+        if (step == 1 && be->msm_prefetch && !job_stopping(p->job)) {
+            /* the witness goes up before the MSM lock is taken, while another worker's MSMs
+               may still run, so the device need not wait for it between theirs and these. No
+               device lock is held: a wait for the backend's buffer shows as GAP_LOCK, the copy
+               through the phase hook as GAP_COPY. */
             worker_set(w, GAP_LOCK, p);
             pc.between = 1;
             p->ws.phase = device_phase;
             p->ws.phase_ctx = &pc;
-            rc = be->prefetch(be, ks, &p->ws, step, 0, err);
+            rc = be->msm_prefetch(be, ks, &p->ws, 0, err);
             p->ws.phase = NULL;
             p->ws.phase_ctx = NULL;
             pc.between = 0;
@@ -652,13 +652,12 @@ static void device_stage(eworker *w, epart *p)
            is attributed to them until it is back at the queue */
         tracker_worker_set(e->trk, d, wi, step == 0 ? GAP_LOCK : GAP_FINALIZER, t1);
     }
-    if (be && ks && be->prefetch) {
-        /* a prefetch whose step did not run (the job or the engine stopped while the worker
-           waited for the step's lock, or a failure) gives its buffer back; after the steps,
+    if (be && ks && be->msm_prefetch) {
+        /* a prefetch whose MSMs did not run (the job or the engine stopped while the worker
+           waited for the MSM lock, or a failure) gives its buffer back; after msm_all,
            nothing is held and this does nothing */
         char scratch[CUZK_ERRLEN];
-        for (int step = 0; step < 2; step++)
-            be->prefetch(be, ks, &p->ws, step, 1, scratch);
+        be->msm_prefetch(be, ks, &p->ws, 1, scratch);
     }
     if (crit)
         critical_done(e, p, d);

@@ -63,7 +63,7 @@ using GPU_SYM(ff)::fq2;
    -> 48 % of the same run (bench/results/pipeline-2026-12-04-h200-e.md). */
 #define GPU_PAR_SETS_SMALL ((size_t)1 << 16)
 #define GPU_PAR_SETS_MAX (((size_t)1 << 20) - 1)
-#define WPRE 2 /* buffers of each step's input a key whose five MSMs run at once fills ahead (PREFETCH) */
+#define WPRE 2 /* witness buffers a key whose five MSMs run at once fills ahead (PREFETCH) */
 
 /* the points per set up to which a key's five MSMs run at once: GPU_PAR_SETS_MAX, or
    CUZK_GPU_PAR_SETS_MAX (a number of points; 0: never); above GPU_PAR_SETS_SMALL only where the
@@ -79,16 +79,6 @@ size_t par_sets_max()
     }
     return GPU_PAR_SETS_MAX;
 }
-
-struct pre_pool {
-    uint8_t *d[WPRE];
-    cudaStream_t st[WPRE];
-    int busy[WPRE];
-    size_t bytes; /* of each buffer */
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int ok; /* mu and cv initialized, the buffers allocated */
-};
 
 struct gpu_key {
     const zkey_file *z;
@@ -118,14 +108,17 @@ struct gpu_key {
     int par_sets;
     uint8_t *d_msm_set[ZKEY_BASES];
     cudaStream_t st_set[2][ZKEY_BASES];
-    /* PREFETCH (keys whose five MSMs run at once): for each device step, WPRE device buffers of
-       its input (pre[0]: a for compute_h, n x 32 bytes; pre[1]: the witness scalars for the MSMs,
-       n_vars x 32) that a workspace fills before it takes the step's lock (pre_acquire), so that
-       between one workspace's step and the next's the device does not wait for the input to
-       cross the bus. The prefetch hook fills one before the caller takes its own lock for the
-       step (the daemon's), and the workspace keeps it (groth16_ws.pre_slot) until the step or
-       a release */
-    struct pre_pool pre[2];
+    /* PREFETCH (keys whose five MSMs run at once): WPRE device buffers of witness scalars that a
+       workspace fills before it takes mu_msm (wpre_acquire), so that between one workspace's MSMs
+       and the next's the device does not wait for the witness to cross the bus. msm_prefetch
+       fills one before the caller takes its own MSM lock (the daemon's), and the workspace keeps
+       it (groth16_ws.pre_slot) until its msm_all or a release */
+    uint32_t *d_wpre[2];
+    cudaStream_t st_wpre[2];
+    int wpre_busy[2];
+    pthread_mutex_t mu_wpre;
+    pthread_cond_t cv_wpre;
+    int wpre_ok; /* mu_wpre and cv_wpre initialized, the buffers allocated */
     uint8_t *h_w[2];      /* pinned witness staging, n_vars x 32: [0] a/b/c path, [1] MSM path */
     cudaStream_t st_ntt[2], st_msm[2], st_copy[2]; /* [1]: high priority, for urgent workspaces */
     cudaEvent_t ev_h;     /* h's device copy for msm_all done (orders later NTT work after it) */
@@ -629,17 +622,14 @@ void key_free(gpu_key *k)
         pthread_mutex_destroy(&k->mu_ntt);
         pthread_mutex_destroy(&k->mu_msm);
     }
-    for (int s = 0; s < 2; s++) {
-        pre_pool *pp = &k->pre[s];
-        for (int i = 0; i < WPRE; i++) {
-            cudaFree(pp->d[i]);
-            if (pp->st[i])
-                cudaStreamDestroy(pp->st[i]);
-        }
-        if (pp->ok) {
-            pthread_mutex_destroy(&pp->mu);
-            pthread_cond_destroy(&pp->cv);
-        }
+    for (int i = 0; i < WPRE; i++) {
+        cudaFree(k->d_wpre[i]);
+        if (k->st_wpre[i])
+            cudaStreamDestroy(k->st_wpre[i]);
+    }
+    if (k->wpre_ok) {
+        pthread_mutex_destroy(&k->mu_wpre);
+        pthread_cond_destroy(&k->cv_wpre);
     }
     free(k);
 }
@@ -731,7 +721,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.bases = bases;
         pin.msm_scratch = msm_need(z, 0);
         if (largest <= pmax) {
-            pin.par_extra = (ZKEY_BASES - 1) * msm_need(z, 0) + WPRE * (msm_align(z->n_vars * 32) + msm_align(n * 32));
+            pin.par_extra = (ZKEY_BASES - 1) * msm_need(z, 0) + WPRE * msm_align(z->n_vars * 32);
             pin.par_always = largest <= GPU_PAR_SETS_SMALL;
         }
         const char *tenv = getenv("CUZK_GPU_MSM_TABLE");
@@ -982,18 +972,16 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     k->d_msm_set[0] = k->d_msm;
     for (int i = 1; i < ZKEY_BASES && k->par_sets; i++)
         CUDA_TRY(cudaMalloc((void **)&k->d_msm_set[i], k->msm_bytes));
-    for (int s = 0; s < 2 && k->par_sets; s++) {
-        pre_pool *pp = &k->pre[s];
-        pp->bytes = (s ? k->n_vars : n) * 32;
+    if (k->par_sets) {
         for (int i = 0; i < WPRE; i++) {
-            CUDA_TRY(cudaMalloc((void **)&pp->d[i], pp->bytes));
-            CUDA_TRY(cudaStreamCreateWithFlags(&pp->st[i], cudaStreamNonBlocking));
+            CUDA_TRY(cudaMalloc((void **)&k->d_wpre[i], k->n_vars * 32));
+            CUDA_TRY(cudaStreamCreateWithFlags(&k->st_wpre[i], cudaStreamNonBlocking));
         }
-        if (pthread_mutex_init(&pp->mu, nullptr) == 0) {
-            if (pthread_cond_init(&pp->cv, nullptr) == 0)
-                pp->ok = 1;
+        if (pthread_mutex_init(&k->mu_wpre, nullptr) == 0) {
+            if (pthread_cond_init(&k->cv_wpre, nullptr) == 0)
+                k->wpre_ok = 1;
             else
-                pthread_mutex_destroy(&pp->mu);
+                pthread_mutex_destroy(&k->mu_wpre);
         }
     }
     CUDA_TRY(cudaHostAlloc((void **)&k->h_w[0], k->n_vars * 32, cudaHostAllocDefault));
@@ -1124,8 +1112,6 @@ cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
     return ntt_run(k->plan, d, 0, st);
 }
 
-void pre_release(gpu_key *k, int step, int slot);
-
 /* compute_h; held: the caller holds the key's locks already (msm_all recomputing h) */
 cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, int held)
 {
@@ -1138,8 +1124,6 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
     fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
     int resident = 0;
     uint64_t tok = 0;
-    int pslot = ws->pre_slot[0] - 1; /* PREFETCH: a is on the device already, in k->pre[0] */
-    ws->pre_slot[0] = 0;
     if (!held && k->lean) /* the MSMs read d_abc and d_w in place: one at a time (mu_msm, then mu_ntt) */
         pthread_mutex_lock(&k->mu_msm);
     if (!held)
@@ -1158,9 +1142,7 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
         k->w_token = ws->w_token = tok;
         resident = 1;
     }
-    if (!resident && pslot >= 0) {
-        CUDA_TRY(cudaMemcpyAsync(d_a, k->pre[0].d[pslot], n * 32, cudaMemcpyDeviceToDevice, k->st_ntt[u]));
-    } else if (!resident) {
+    if (!resident) {
         /* a is waited for; b and c go up on the copy stream while a's NTTs run */
         phase_set(ws, GROTH16_PHASE_COPY);
         CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt[u]));
@@ -1196,8 +1178,6 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
 combined:
     CUDA_TRY(cudaGetLastError());
     CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u])); /* the copy below is a wait of its own */
-    pre_release(k, 0, pslot); /* its copy to d_a is done */
-    pslot = -1;
     if (ws->keep_on_device) {
         ws->host_missing |= GROTH16_HOST_H;
     } else {
@@ -1219,7 +1199,6 @@ fail:
     /* no copy from or to the caller's buffers may outlive the call */
     cudaStreamSynchronize(k->st_copy[u]);
     cudaStreamSynchronize(k->st_ntt[u]);
-    pre_release(k, 0, pslot);
     if (!held)
         pthread_mutex_unlock(&k->mu_ntt);
     if (!held && k->lean)
@@ -1691,96 +1670,87 @@ fail:
                      im->device, cu_what, cudaGetErrorString(cu_err));
 }
 
-/* PREFETCH: a free buffer of k for step's input, waited for (-1: the key has none, or the
-   workspace is urgent or not page-locked: its input goes up under the step's lock as before).
-   Every holder of a buffer either runs its step or waits for the step's lock, whose holder needs
-   no buffer to finish, so the wait ends; urgent workspaces keep the path without one, so they
-   never queue behind two others. */
-int pre_acquire(gpu_key *k, int step, const groth16_ws *ws, int wait)
+/* PREFETCH: a free witness buffer of k, waited for (-1: the key has none, or the workspace is
+   urgent or not page-locked: its witness goes up under mu_msm as before). Every holder of a buffer
+   either runs its MSMs or waits for mu_msm, whose holder needs no buffer to finish, so the wait
+   ends; urgent workspaces keep the path without one, so they never queue behind two others. */
+int wpre_acquire(gpu_key *k, const groth16_ws *ws, int wait)
 {
-    pre_pool *pp = &k->pre[step];
-    if (!pp->ok || ws->urgent || !ws->pinned)
+    if (!k->wpre_ok || ws->urgent || !ws->pinned)
         return -1;
-    pthread_mutex_lock(&pp->mu);
+    pthread_mutex_lock(&k->mu_wpre);
     int slot;
     for (;;) {
-        for (slot = 0; slot < WPRE && pp->busy[slot]; slot++)
+        for (slot = 0; slot < WPRE && k->wpre_busy[slot]; slot++)
             ;
         if (slot < WPRE)
             break;
         if (!wait) {
-            pthread_mutex_unlock(&pp->mu);
+            pthread_mutex_unlock(&k->mu_wpre);
             return -1;
         }
-        pthread_cond_wait(&pp->cv, &pp->mu);
+        pthread_cond_wait(&k->cv_wpre, &k->mu_wpre);
     }
-    pp->busy[slot] = 1;
-    pthread_mutex_unlock(&pp->mu);
+    k->wpre_busy[slot] = 1;
+    pthread_mutex_unlock(&k->mu_wpre);
     return slot;
 }
 
-void pre_release(gpu_key *k, int step, int slot)
+void wpre_release(gpu_key *k, int slot)
 {
-    pre_pool *pp = &k->pre[step];
-    if (slot < 0 || !pp->ok)
+    if (slot < 0 || !k->wpre_ok)
         return;
-    pthread_mutex_lock(&pp->mu);
-    pp->busy[slot] = 0;
-    pthread_cond_signal(&pp->cv);
-    pthread_mutex_unlock(&pp->mu);
+    pthread_mutex_lock(&k->mu_wpre);
+    k->wpre_busy[slot] = 0;
+    pthread_cond_signal(&k->cv_wpre);
+    pthread_mutex_unlock(&k->mu_wpre);
 }
 
 cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err);
 
-/* gives back the buffer the prefetch of step filled for ws, if any */
-void pre_drop(gpu_key *k, groth16_ws *ws, int step)
+/* gives back the witness buffer msm_prefetch filled for ws, if any */
+void wpre_drop(gpu_key *k, groth16_ws *ws)
 {
-    if (ws->pre_slot[step]) {
-        pre_release(k, step, ws->pre_slot[step] - 1);
-        ws->pre_slot[step] = 0;
+    if (ws->pre_slot) {
+        wpre_release(k, ws->pre_slot - 1);
+        ws->pre_slot = 0;
     }
 }
 
-/* the prefetch hook (PREFETCH): the step's input (0: a, 1: the witness) goes up into a free
-   buffer of the key, outside the step's lock and outside the caller's own device locks, so
-   that it crosses the bus while another workspace's step runs; a workspace without a buffer
-   (pre_acquire) is left to the step. On failure the buffer goes back at once: nothing is held.
-   release: 1 gives back a held buffer, 0 (the hook) may wait for a free one, -1 (the step's
-   own call) takes one only if free. */
-cuzk_err gpu_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int step, int release, char *err)
+/* msm_prefetch (PREFETCH): the witness goes up into a free witness buffer of the key, outside
+   mu_msm and outside the caller's own device locks, so that it crosses the bus while another
+   workspace's MSMs run; a workspace without a buffer (wpre_acquire) is left to msm_all. On
+   failure the buffer goes back at once: nothing is held. release: 1 gives back a held buffer,
+   0 (the hook) may wait for a free one, -1 (msm_all's own call) takes one only if free. */
+cuzk_err gpu_msm_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     gpu_key *k = (gpu_key *)ks;
-    if (step < 0 || step > 1)
-        return cuzk_errf(err, CUZK_EINVAL, "gpu: prefetch of step %d", step);
     if (release > 0) {
-        pre_drop(k, ws, step);
+        wpre_drop(k, ws);
         return CUZK_OK;
     }
-    if (ws->pre_slot[step])
+    if (ws->pre_slot)
         return CUZK_OK;
-    /* the hook may wait for a buffer (the caller holds none of its device locks); the step's own
-       call does not (its caller may hold one: with no buffer free, the upload goes under the
-       step's lock) */
-    int slot = pre_acquire(k, step, ws, release == 0);
+    /* the hook may wait for a buffer (the caller holds none of its device locks); msm_all's own
+       call does not (its caller may hold one: with no buffer free, the upload goes under mu_msm) */
+    int slot = wpre_acquire(k, ws, release == 0);
     if (slot < 0)
         return CUZK_OK;
-    pre_pool *pp = &k->pre[step];
     cudaError_t e = cudaSetDevice(im->device);
     phase_set(ws, GROTH16_PHASE_COPY);
     if (e == cudaSuccess)
-        e = cudaMemcpyAsync(pp->d[slot], step ? (const void *)ws->wtns : (const void *)ws->a, pp->bytes,
-                            cudaMemcpyHostToDevice, pp->st[slot]);
+        e = cudaMemcpyAsync(k->d_wpre[slot], ws->wtns, k->n_vars * 32, cudaMemcpyHostToDevice, k->st_wpre[slot]);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(pp->st[slot]);
+        e = cudaStreamSynchronize(k->st_wpre[slot]);
     phase_set(ws, GROTH16_PHASE_COMPUTE);
     if (e != cudaSuccess) {
-        cudaStreamSynchronize(pp->st[slot]);
-        pre_release(k, step, slot);
-        return cuzk_errf(err, gpu_err_code(e), "gpu %d: %s upload failed: %s", im->device,
-                         step ? "msm: witness" : "compute_h: a", cudaGetErrorString(e));
+        cudaStreamSynchronize(k->st_wpre[slot]);
+        wpre_release(k, slot);
+        return cuzk_errf(err, gpu_err_code(e), "gpu %d: msm: witness upload failed: %s", im->device,
+                         cudaGetErrorString(e));
     }
-    ws->pre_slot[step] = slot + 1;
+    ws->pre_slot = slot + 1;
     return CUZK_OK;
 }
 
@@ -1790,17 +1760,17 @@ cuzk_err gpu_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int step, int 
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_key *k = (gpu_key *)ks;
-    cuzk_err rc = gpu_prefetch(be, ks, ws, 1, -1, err);
+    cuzk_err rc = gpu_msm_prefetch(be, ks, ws, -1, err);
     if (rc)
         return rc; /* nothing held: a failed prefetch gives its buffer back */
-    int slot = ws->pre_slot[1] - 1;
-    ws->pre_slot[1] = 0;
+    int slot = ws->pre_slot - 1;
+    ws->pre_slot = 0;
     rc = gpu_msm_all_locked(be, k, ws, slot, err);
-    pre_release(k, 1, slot);
+    wpre_release(k, slot);
     return rc;
 }
 
-/* msm_all under mu_msm; slot >= 0: the witness scalars are in k->pre[1].d[slot] already */
+/* msm_all under mu_msm; slot >= 0: the witness scalars are in k->d_wpre[slot] already */
 cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -1808,7 +1778,7 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
     const char *cu_what = "";
     const zkey_file *z = k->z;
     int h_on_device = 0, w_on_device = slot >= 0, u = ws->urgent != 0;
-    uint32_t *w = slot >= 0 ? (uint32_t *)k->pre[1].d[slot] : k->d_msm_w;
+    uint32_t *w = slot >= 0 ? k->d_wpre[slot] : k->d_msm_w;
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
     if (k->lean) {
@@ -1933,16 +1903,16 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
             cuzk_err e = gpu_msm_all(be, ks, ws[i], err);
             if (e) {
                 while (++i < n)
-                    pre_drop(k, ws[i], 1);
+                    wpre_drop(k, ws[i]);
                 return e;
             }
         }
         return CUZK_OK;
     }
-    /* only keys whose five MSMs run at once have prefetch buffers, never a streamed one, so no
+    /* only keys whose five MSMs run at once have witness buffers, never a streamed one, so no
        prefetch holds one here; given back all the same, so that no path leaves one held */
     for (int i = 0; i < n; i++)
-        pre_drop(k, ws[i], 1);
+        wpre_drop(k, ws[i]);
     for (int i = 0; i < n; i++) {
         u |= ws[i]->urgent != 0;
         if (ws[i]->host_missing & GROTH16_HOST_H)
@@ -2060,9 +2030,8 @@ extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
     be->compute_h = gpu_compute_h;
     be->msm_all = gpu_msm_all;
     be->msm_batch = gpu_msm_batch;
-    be->prefetch = gpu_prefetch;
+    be->msm_prefetch = gpu_msm_prefetch;
     be->key_info = gpu_key_info;
     be->destroy = gpu_destroy;
     return be;
-
 }

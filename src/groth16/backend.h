@@ -67,10 +67,9 @@ typedef struct groth16_ws {
                               for a streamed chunk of the key's bases to arrive (also reported
                               through the phase hook while it lasts) */
     unsigned batch;       /* set by msm_batch: partitions proved in the same pass over the bases */
-    int pre_slot[2];      /* a device backend's buffers that prefetch filled for this workspace,
-                             plus 1; 0: none (groth16_ws_init): [0] for the h step (a), [1] for
-                             the MSMs (the witness). compute_h, msm_all and a release of prefetch
-                             set them back to 0 */
+    int pre_slot;         /* a device backend's witness buffer that msm_prefetch filled for this
+                             workspace, plus 1; 0: none (groth16_ws_init). msm_all and a release
+                             of msm_prefetch set it back to 0 */
 } groth16_ws;
 
 enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
@@ -143,16 +142,16 @@ struct cuzk_backend {
     /* ws->msm[set] <- sum_i scalar_i * base_i for all five sets (A, B1, B2, C, H):
        witness scalars for A/B1/B2, witness[n_public+1..] for C, h for H. */
     cuzk_err (*msm_all)(cuzk_backend *be, void *ks, groth16_ws *ws, char *err);
-    /* Optional (NULL: none). Called before a device step (step 0: compute_h, 1: msm_all),
-       outside any lock the caller holds around device steps: moves the step's input (0: a, 1:
-       the witness) to the device ahead of the step where the backend can (it may also do
-       nothing), so that the device need not wait for that copy between another workspace's
-       step and this one. The step (msm_batch: for each of its workspaces) consumes a prefetch,
-       success or failure. release = 1 gives back what a prefetch of that step took when the
-       step will not run (after a failure or a cancel); harmless when nothing is held, and it
-       never fails. A prefetch may wait for a buffer that other workspaces' prefetches hold
-       until their step or release; a step of a workspace not prefetched never waits for one. */
-    cuzk_err (*prefetch)(cuzk_backend *be, void *ks, groth16_ws *ws, int step, int release, char *err);
+    /* Optional (NULL: none). Called before msm_all, outside any lock the caller holds around
+       device steps: moves this workspace's witness to the device ahead of msm_all where the
+       backend can (it may also do nothing), so that the device need not wait for that copy
+       between another workspace's MSMs and these. msm_all (msm_batch: for each of its
+       workspaces) consumes a prefetch, success or failure. release = 1 gives back what a
+       prefetch took when msm_all will not run (after a failure or a cancel); harmless when
+       nothing is held, and it never fails. A prefetch may
+       wait for a buffer that other workspaces' prefetches hold until their msm_all or release;
+       msm_all of a workspace not prefetched never waits for one. */
+    cuzk_err (*msm_prefetch)(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err);
     /* msm_all for n workspaces of one key (the h step of each done, h on the host), in as few
        passes over the bases as the key's batch size allows; NULL: the caller runs msm_all on
        each. Results as msm_all's, byte for byte. */
