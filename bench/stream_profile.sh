@@ -11,7 +11,11 @@
 #   hbits20              CUZK_GPU_STREAM_HBITS=20: the h set with the window bits of all its points at 2^24
 #   sets-hbits20         both
 #   job, job-hbits20     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits20
-# STREAM_PROFILE_CONFIGS picks some (default: all six); STREAM_PROFILE_REPS (2) runs of each.
+#   hchunk128            CUZK_GPU_STREAM_HCHUNK=128: the h set's level 0 in chunks of 128 entries
+#   hbits20-hchunk128    both knobs
+#   allsets              CUZK_GPU_STREAM_SETS=all: every set on the bus (no set kept on the device)
+# STREAM_PROFILE_CONFIGS picks some (default: the first six); STREAM_PROFILE_REPS (2) runs of each.
+# Each pass prints its sets' device time by phase (sort, level 0, partial levels, reduction).
 set -uo pipefail
 d=${1:?usage: stream_profile.sh DIR [CAP]}
 cap=${2:-16G}
@@ -39,4 +43,7 @@ has hbits20 && run hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has sets-hbits20 && run sets-hbits20 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has job && run job -- --repeat 1 --batch "$job"
 has job-hbits20 && run job-hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat 1 --batch "$job"
+has hchunk128 && run hchunk128 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
+has hbits20-hchunk128 && run hbits20-hchunk128 CUZK_GPU_STREAM_HBITS=20 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
+has allsets && run allsets CUZK_GPU_STREAM_SETS=all -- --repeat "$reps"
 exit 0
