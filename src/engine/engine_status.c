@@ -42,8 +42,8 @@ static json_t *job_json_locked(engine *e, const ejob *j, int with_parts)
             json_object_set_new(st, stage_keys[s], json_real((double)us / 1000.0));
         }
         json_t *po = json_pack("{s:i,s:s,s:i,s:s,s:I,s:o}", "index", (int)i, "state", engine_part_state_name(p->state),
-                                   "attempts", p->attempts, "error", p->error, "bytes", (json_int_t)j->part_bytes,
-                                   "stages", st);
+                               "attempts", p->attempts, "error", p->error, "bytes", (json_int_t)j->part_bytes,
+                               "stages", st);
         if (p->dev >= 0)
             json_object_set_new(po, "device_worker", json_sprintf("%s%d-w%d", e->use_gpu ? "gpu" : "cpu", p->dev,
                                                                   p->worker));
@@ -195,11 +195,10 @@ json_t *engine_status_json(engine *e)
             if (!be || !k->ks_dev[d] || !be->key_info)
                 continue;
             be->key_info(be, k->ks_dev[d], &ki);
-            static const char *set_names[] = {"A", "B1", "B2", "C", "H"};
             json_t *ss = json_array(); /* streamed: the base sets that cross the bus */
-            for (int i = 0; i < 5; i++)
+            for (int i = 0; i < ZKEY_BASES; i++)
                 if (ki.sets_streamed >> i & 1)
-                    json_array_append_new(ss, json_string(set_names[i]));
+                    json_array_append_new(ss, json_string(zkey_set_names[i]));
             json_t *po = json_pack("{s:i,s:s,s:s,s:I,s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:b}", "device", d, "placement",
                                    ki.placement, "why", ki.why, "device_bytes", (json_int_t)ki.device_bytes, "host_bytes",
                                    (json_int_t)ki.host_bytes, "chunk_points", (json_int_t)ki.chunk_points, "batch_max",

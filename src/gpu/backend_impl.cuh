@@ -113,9 +113,9 @@ struct gpu_key {
        and the next's the device does not wait for the witness to cross the bus. msm_prefetch
        fills one before the caller takes its own MSM lock (the daemon's), and the workspace keeps
        it (groth16_ws.pre_slot) until its msm_all or a release */
-    uint32_t *d_wpre[2];
-    cudaStream_t st_wpre[2];
-    int wpre_busy[2];
+    uint32_t *d_wpre[WPRE];
+    cudaStream_t st_wpre[WPRE];
+    int wpre_busy[WPRE];
     pthread_mutex_t mu_wpre;
     pthread_cond_t cv_wpre;
     int wpre_ok; /* mu_wpre and cv_wpre initialized, the buffers allocated */
@@ -507,7 +507,6 @@ int placement_forced()
    1 and *err on a name it does not know */
 int stream_sets_forced(unsigned *sets, char *err)
 {
-    static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
     const char *e = getenv("CUZK_GPU_STREAM_SETS");
     *sets = 0;
     if (!e || !*e)
@@ -520,7 +519,7 @@ int stream_sets_forced(unsigned *sets, char *err)
         size_t len = strcspn(p, ",");
         int hit = -1;
         for (int i = 0; i < ZKEY_BASES; i++)
-            if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+            if (strlen(zkey_set_names[i]) == len && !strncmp(p, zkey_set_names[i], len))
                 hit = i;
         if (hit < 0) {
             cuzk_errf(err, CUZK_EINVAL, "CUZK_GPU_STREAM_SETS=%s: sets are all or a list of A, B1, B2, C, H", e);
@@ -566,9 +565,10 @@ void key_free(gpu_key *k)
             cudaEventDestroy(k->ev_copied[r]);
         if (k->ev_used[r])
             cudaEventDestroy(k->ev_used[r]);
-        if (r < 2 && k->ev_item[r])
-            cudaEventDestroy(k->ev_item[r]);
     }
+    for (int i = 0; i < 2; i++)
+        if (k->ev_item[i])
+            cudaEventDestroy(k->ev_item[i]);
     cudaFree(k->d_chunk_sc);
     cudaFreeHost(k->h_win);
     for (unsigned p = 0; p < STREAM_BATCH_MAX; p++) {
@@ -1237,14 +1237,20 @@ msm_prof *prof_of(gpu_key *k)
     k->prof_ok = 1;
     return &k->prof;
 }
-/* adds the device time from mark a to mark b of prof to phase `ph` of set (waits for mark b) */
-void prof_add(gpu_key *k, int set, int a, int b, int ph)
+/* adds phases [from, to) of the key's profile events (msm_prof mark ph to mark ph + 1: 0 sort,
+   1 level 0, 2 partial levels, 3 reduction; waits for mark to) to set's sums, and the partial
+   levels' count with phase 2 */
+void prof_take(gpu_key *k, int set, int from, int to)
 {
-    float ms = 0;
-    if (cudaEventSynchronize(k->prof.ev[b]) == cudaSuccess &&
-        cudaEventElapsedTime(&ms, k->prof.ev[a], k->prof.ev[b]) == cudaSuccess)
-        k->ph_ms[set][ph] += ms;
-    cudaGetLastError();
+    for (int ph = from; ph < to; ph++) {
+        float ms = 0;
+        if (cudaEventSynchronize(k->prof.ev[ph + 1]) == cudaSuccess &&
+            cudaEventElapsedTime(&ms, k->prof.ev[ph], k->prof.ev[ph + 1]) == cudaSuccess)
+            k->ph_ms[set][ph] += ms;
+        cudaGetLastError();
+    }
+    if (from <= 2 && to > 2)
+        k->ph_levels[set] += k->prof.levels;
 }
 /* " (sort S, level 0 L, partial P [n levels], reduction R)" for set, then zeroes its sums */
 void prof_say(gpu_key *k, int set)
@@ -1272,10 +1278,8 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
         return e;
-    for (int ph = 0; prof && ph < 4; ph++)
-        prof_add(k, set, ph, ph + 1, ph);
     if (prof)
-        k->ph_levels[set] += prof->levels;
+        prof_take(k, set, 0, 4);
     /* s.rwin sums: one over a table (its windows share one set of buckets) */
     if (std::is_same<F, fq>::value)
         GPU_C(msm_windows_g1)(out, win, s.rwin, s.c);
@@ -1364,10 +1368,8 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const
         msm_prof *prof = prof_of(k);
         MSM_PROF_MARK(prof, 0, st);
         e = msm_pass<F>(sm, scr, pts, scal, st, 0, prof, true);
-        for (int ph = 0; prof && e == cudaSuccess && ph < 3; ph++)
-            prof_add(k, set, ph, ph + 1, ph);
-        if (prof)
-            k->ph_levels[set] += prof->levels;
+        if (prof && e == cudaSuccess)
+            prof_take(k, set, 0, 3);
     }
     return e;
 }
@@ -1388,7 +1390,7 @@ cudaError_t stream_reduce(gpu_key *k, int set, unsigned P, cudaStream_t st)
         MSM_PROF_MARK(prof, 3, st);
         e = msm_reduce<F>(full, scr, st, prof, stream_win(k, p, set));
         if (prof && e == cudaSuccess)
-            prof_add(k, set, 3, 4, 3);
+            prof_take(k, set, 3, 4);
     }
     return e;
 }
@@ -1533,13 +1535,12 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
             stream_combine<fq>(k, set, P, ws);
     }
     if (prof) {
-        static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
         double all = mono_ms() - t0, gb = (double)(k->bytes_copied - copied0) / 1e9;
         fprintf(stderr, "streamed pass of %u: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, all, gb,
                 gb / (all / 1e3), wait / 1e3);
         for (int set = 0; set < ZKEY_BASES; set++) {
-            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u%s)", names[set], t_set[set], w_set[set], k->stream_c[set],
-                    k->sets >> set & 1 ? "" : ", on the device");
+            fprintf(stderr, " %s %.1f ms (wait %.1f, c %u%s)", zkey_set_names[set], t_set[set], w_set[set],
+                    k->stream_c[set], k->sets >> set & 1 ? "" : ", on the device");
             prof_say(k, set);
         }
         fprintf(stderr, "\n");
@@ -1866,11 +1867,10 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
         CUDA_TRY(run_set<fq>(k, ZKEY_H, k->d_msm_h, ws->msm[ZKEY_H], 0, k->st_msm[u], k->d_msm, 0, pp));
         t[5] = prof ? mono_ms() : 0;
         if (prof) {
-            static const char *names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
             fprintf(stderr, "msm sets (%s shapes): %.1f ms;", wide ? "wide" : "witness", t[5] - t[0]);
             for (int i = 0; i < ZKEY_BASES; i++) {
                 msm_shape s = set_shape(z, i, k->tab_h, wide);
-                fprintf(stderr, " %s %.1f ms (c %u, chunk %u%s)", names[i], t[i + 1] - t[i], s.c, s.chunk0,
+                fprintf(stderr, " %s %.1f ms (c %u, chunk %u%s)", zkey_set_names[i], t[i + 1] - t[i], s.c, s.chunk0,
                         s.tab ? ", table" : "");
                 prof_say(k, i);
             }

@@ -115,11 +115,10 @@ int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
     out->need = need + kept;
     char setw[96] = "";
     if (sets != STREAM_SETS_ALL) {
-        static const char *names[STREAM_SETS] = {"A", "B1", "B2", "C", "H"};
         size_t at = 0;
         for (int i = 0; i < STREAM_SETS; i++)
             if (!(sets >> i & 1))
-                at += (size_t)snprintf(setw + at, sizeof setw - at, "%s%s", at ? "," : "; sets ", names[i]);
+                at += (size_t)snprintf(setw + at, sizeof setw - at, "%s%s", at ? "," : "; sets ", zkey_set_names[i]);
         snprintf(setw + at, sizeof setw - at, " on the device (%.2f GiB)", gib(kept));
     }
     if (in->force == GPU_PLACE_STREAMED && resident <= in->avail)

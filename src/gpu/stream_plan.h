@@ -26,11 +26,13 @@
 
 #include <stdint.h>
 
+#include "groth16/formats.h"
+
 #define STREAM_CHUNK_MAX ((uint64_t)1 << 22) /* points per chunk, at most (by default) */
 #define STREAM_CHUNK_MIN ((uint64_t)1 << 12) /* points per chunk, at least */
 #define STREAM_BATCH_MAX 16                  /* partitions per streamed pass, at most */
 #define STREAM_RING 3                        /* device buffers the chunks of bases cycle through */
-#define STREAM_SETS 5                        /* base sets of a key (zkey order: A, B1, B2, C, H) */
+#define STREAM_SETS ZKEY_BASES               /* base sets of a key (zkey order: A, B1, B2, C, H) */
 #define STREAM_SETS_ALL ((1u << STREAM_SETS) - 1)
 
 enum { GPU_PLACE_AUTO = 0, GPU_PLACE_RESIDENT = 1, GPU_PLACE_STREAMED = 2 };

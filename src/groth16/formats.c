@@ -25,6 +25,8 @@
 #include "groth16/proof.h"
 #include "util/mmap.h"
 
+const char *const zkey_set_names[ZKEY_BASES] = {"A", "B1", "B2", "C", "H"};
+
 /* ---- little helpers ---- */
 
 static uint32_t rd32(const uint8_t *p)

@@ -37,6 +37,8 @@ void wtns_close(wtns_file *w);
 
 /* ---- .zkey (Groth16) ---- */
 enum { ZKEY_A = 0, ZKEY_B1 = 1, ZKEY_B2 = 2, ZKEY_C = 3, ZKEY_H = 4, ZKEY_BASES = 5 };
+/* the base sets' names, in that order: "A", "B1", "B2", "C", "H" */
+extern const char *const zkey_set_names[ZKEY_BASES];
 
 typedef struct zkey_file {
     file_map map;
