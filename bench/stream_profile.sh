@@ -14,6 +14,8 @@
 #   hchunk128            CUZK_GPU_STREAM_HCHUNK=128: the h set's level 0 in chunks of 128 entries
 #   hbits20-hchunk128    both knobs
 #   allsets              CUZK_GPU_STREAM_SETS=all: every set on the bus (no set kept on the device)
+#   nopair, job-nopair   CUZK_GPU_STREAM_PAIR=0: B2's chunks sort their own digits (not B1's); one
+#                        partition / a job
 # STREAM_PROFILE_CONFIGS picks some (default: the first six); STREAM_PROFILE_REPS (2) runs of each.
 # Each pass prints its sets' device time by phase (sort, level 0, partial levels, reduction).
 set -uo pipefail
@@ -46,4 +48,6 @@ has job-hbits20 && run job-hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat 1 --batc
 has hchunk128 && run hchunk128 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
 has hbits20-hchunk128 && run hbits20-hchunk128 CUZK_GPU_STREAM_HBITS=20 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
 has allsets && run allsets CUZK_GPU_STREAM_SETS=all -- --repeat "$reps"
+has nopair && run nopair CUZK_GPU_STREAM_PAIR=0 -- --repeat "$reps"
+has job-nopair && run job-nopair CUZK_GPU_STREAM_PAIR=0 -- --repeat 1 --batch "$job"
 exit 0

@@ -159,6 +159,8 @@ struct gpu_key {
     size_t chunk;
     unsigned batch;
     unsigned stream_c[ZKEY_BASES]; /* window bits of each set's chunks */
+    int bpair;                     /* B1 and B2 take the same points of the witness, chunk by chunk
+                                      (stream_pair_ok): a B2 chunk reuses the B1 chunk's sort */
     size_t bk_off[ZKEY_BASES];     /* offset of each set's buckets in a partition's d_bk */
     size_t bk_bytes;               /* a partition's d_bk */
     uint8_t *h_win;                /* page-locked window sums of a pass: [partition][set][STREAM_WIN] */
@@ -238,6 +240,27 @@ struct host_bases {
 };
 static pthread_mutex_t hb_mu = PTHREAD_MUTEX_INITIALIZER;
 static host_bases *hb_list;
+
+/* whether a B2 chunk of a streamed pass can reuse the sorted entries of the B1 chunk before it:
+   B1 and B2 hold the same polynomial's points in G1 and G2, so they are at infinity together and
+   a pass takes the same witness indices in both, chunk by chunk, with the same window bits (both
+   streamed with the same points left out, or both on the device). The resident path shares
+   that sort likewise. CUZK_GPU_STREAM_PAIR=0 (a benchmark knob): each sorts its own. */
+int stream_pair_ok(const gpu_key *k)
+{
+    const char *e = getenv("CUZK_GPU_STREAM_PAIR");
+    if ((e && *e == '0') || k->cnt[ZKEY_B1] != k->cnt[ZKEY_B2] || k->stream_c[ZKEY_B1] != k->stream_c[ZKEY_B2])
+        return 0;
+    const int s1 = k->sets >> ZKEY_B1 & 1, s2 = k->sets >> ZKEY_B2 & 1;
+    if (s1 != s2)
+        return 0;
+    if (!s1)
+        return 1;
+    const uint32_t *i1 = k->hb->idx[ZKEY_B1], *i2 = k->hb->idx[ZKEY_B2];
+    if (!i1 || !i2)
+        return !i1 && !i2;
+    return memcmp(i1, i2, k->cnt[ZKEY_B1] * sizeof *i1) == 0;
+}
 
 static void host_bases_free(host_bases *h)
 {
@@ -928,6 +951,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             k->stream_c[i] = stream_bits(i, cnt[i], k->chunk);
             pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
         }
+        k->bpair = stream_pair_ok(k);
         stream_scratch(cnt, k->chunk, &k->msm_bytes, &buckets);
         size_t off = 0;
         for (int i = 0; i < ZKEY_BASES; i++) {
@@ -1306,7 +1330,8 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
    (the witness sets are mostly copies, the h set mostly additions): the next item is always of
    the set with the smallest share of its chunks done (ties: a set kept on the device, whose
    chunks need no copy, then the lower set). The h set waits for h.
-   CUZK_GPU_STREAM_ORDER=sets: one set after the other (A, B1, B2, C, H). */
+   CUZK_GPU_STREAM_ORDER=sets: one set after the other (A, B1, B2, C, H). With bpair each B1
+   chunk is followed by the B2 chunk of the same points (B2 is no candidate of its own). */
 struct stream_item {
     int set;
     uint32_t chunk;
@@ -1321,14 +1346,17 @@ size_t stream_order(const gpu_key *k, stream_item *out)
     const char *e = getenv("CUZK_GPU_STREAM_ORDER");
     if (e && !strcmp(e, "sets")) {
         for (int i = 0; i < ZKEY_BASES; i++)
-            for (size_t c = 0; c < nch[i]; c++)
+            for (size_t c = 0; c < nch[i] && !(k->bpair && i == ZKEY_B2); c++) {
                 out[n++] = stream_item{i, (uint32_t)c};
+                if (k->bpair && i == ZKEY_B1)
+                    out[n++] = stream_item{ZKEY_B2, (uint32_t)c};
+            }
         return n;
     }
     while (n < total) {
         int best = -1;
         for (int i = 0; i < ZKEY_BASES; i++) {
-            if (done[i] == nch[i])
+            if (done[i] == nch[i] || (k->bpair && i == ZKEY_B2))
                 continue;
             /* done[i] / nch[i] < done[best] / nch[best]; on a tie a set on the device first (its
                chunks need no copy, so they keep the device busy while the ring fills) */
@@ -1337,6 +1365,8 @@ size_t stream_order(const gpu_key *k, stream_item *out)
                 best = i;
         }
         out[n++] = stream_item{best, (uint32_t)done[best]++};
+        if (k->bpair && best == ZKEY_B1)
+            out[n++] = stream_item{ZKEY_B2, (uint32_t)done[ZKEY_B2]++};
     }
     return n;
 }
@@ -1347,9 +1377,11 @@ uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
 }
 
 /* one item's bucket work for the P partitions: its points in ring buffer r (a streamed set), or
-   in the set's device bases (a set kept on the device: r < 0) */
+   in the set's device bases (a set kept on the device: r < 0), partitions p0 to P - 1; reuse: the
+   sorted entries of the first of them are in the scratch, left by B1's pass of the chunk (bpair) */
 template <class F>
-cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const uint32_t *const *sc, cudaStream_t st)
+cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsigned P, const uint32_t *const *sc,
+                         int reuse, cudaStream_t st)
 {
     const size_t K = k->chunk, off = i * K, m = k->cnt[set] - off < K ? k->cnt[set] - off : K;
     const uint8_t *pts = r >= 0 ? k->d_ring[r] : k->d_bases[set] + off * set_point_bytes(k->z, set);
@@ -1357,9 +1389,10 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const
     msm_scratch<F> scr;
     msm_scratch_layout<F>(sm, k->d_msm, &scr);
     cudaError_t e = cudaSuccess;
-    for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+    for (unsigned p = p0; p < P && e == cudaSuccess; p++) {
         const uint32_t *scal = sc[p] + off * 8;
-        if (r >= 0 && k->hb->idx[set]) {
+        const int reused = reuse && p == p0;
+        if (r >= 0 && k->hb->idx[set] && !reused) {
             msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
                                                                  k->d_ring_idx[r], m);
             scal = k->d_chunk_sc;
@@ -1367,7 +1400,7 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned P, const
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
         msm_prof *prof = prof_of(k);
         MSM_PROF_MARK(prof, 0, st);
-        e = msm_pass<F>(sm, scr, pts, scal, st, 0, prof, true);
+        e = msm_pass<F>(sm, scr, pts, scal, st, reused, prof, true);
         if (prof && e == cudaSuccess)
             prof_take(k, set, 0, 3);
     }
@@ -1478,46 +1511,79 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     };
     for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++)
         e = issue(q);
-    for (size_t j = 0; j < nitems && e == cudaSuccess; j++) {
-        const int set = items[j].set, r = ord[j] >= 0 ? (int)(ord[j] % STREAM_RING) : -1;
+    /* a group is one item, or (bpair, several partitions) a B1 chunk and the B2 chunk after it,
+       whose bucket work alternates by partition so that each B2 pass reuses the sort of the B1
+       pass before it; with one partition a B2 item reuses the sort of the B1 item before it */
+    for (size_t j = 0, g; j < nitems && e == cudaSuccess; j += g) {
+        g = k->bpair && P > 1 && items[j].set == ZKEY_B1 && j + 1 < nitems && items[j + 1].set == ZKEY_B2 &&
+                    items[j + 1].chunk == items[j].chunk
+                ? 2
+                : 1;
         double ta = prof ? mono_ms() : 0;
-        /* the host runs at most one item ahead of the device: when this item's copy is still
-           running, the device first finishes the item before, then waits for the copy */
-        if (r >= 0 && cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady && j > 0 &&
-            (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
-            break;
-        if (r >= 0 && cudaEventQuery(k->ev_copied[r]) == cudaErrorNotReady) {
-            for (unsigned p = 0; p < P; p++)
-                phase_set(ws[p], GROTH16_PHASE_COPY);
-            double w0 = mono_ms();
-            e = cudaEventSynchronize(k->ev_copied[r]);
-            double dw = mono_ms() - w0;
-            wait += (uint64_t)(dw * 1000);
-            w_set[set] += dw;
-            for (unsigned p = 0; p < P; p++)
-                phase_set(ws[p], GROTH16_PHASE_COMPUTE);
-            if (e != cudaSuccess)
+        int r[2] = {-1, -1};
+        for (size_t x = 0; x < g && e == cudaSuccess; x++) {
+            const int set = items[j + x].set;
+            r[x] = ord[j + x] >= 0 ? (int)(ord[j + x] % STREAM_RING) : -1;
+            /* the host runs at most one group ahead of the device: when this item's copy is still
+               running, the device first finishes the group before, then waits for the copy */
+            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady && j > 0 &&
+                (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+                break;
+            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady) {
+                for (unsigned p = 0; p < P; p++)
+                    phase_set(ws[p], GROTH16_PHASE_COPY);
+                double w0 = mono_ms();
+                e = cudaEventSynchronize(k->ev_copied[r[x]]);
+                double dw = mono_ms() - w0;
+                wait += (uint64_t)(dw * 1000);
+                w_set[set] += dw;
+                for (unsigned p = 0; p < P; p++)
+                    phase_set(ws[p], GROTH16_PHASE_COMPUTE);
+                if (e != cudaSuccess)
+                    break;
+            }
+            cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+            if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
+                break;
+            if (r[x] >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r[x]], 0)) != cudaSuccess)
                 break;
         }
-        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
-        if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
+        if (e != cudaSuccess)
             break;
-        if (r >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r], 0)) != cudaSuccess)
-            break;
-        e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, items[j].chunk, r, P, sc[set], st)
-                           : stream_chunk<fq>(k, set, items[j].chunk, r, P, sc[set], st);
-        if (e == cudaSuccess && r >= 0)
-            e = cudaEventRecord(k->ev_used[r], st);
-        if (e == cudaSuccess && r >= 0 && (size_t)ord[j] + STREAM_RING < nq)
-            e = issue((size_t)ord[j] + STREAM_RING);
-        if (e == cudaSuccess && --left[set] == 0)
-            e = set == ZKEY_B2 ? stream_reduce<fq2>(k, set, P, st) : stream_reduce<fq>(k, set, P, st);
-        if (e == cudaSuccess)
-            e = cudaEventRecord(k->ev_item[j & 1], st);
+        const int set = items[j].set;
+        const uint32_t c = items[j].chunk;
+        if (g == 2) {
+            for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
+                e = stream_chunk<fq>(k, ZKEY_B1, c, r[0], p, p + 1, sc[ZKEY_B1], 0, st);
+                if (e == cudaSuccess)
+                    e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st);
+            }
+        } else {
+            const int reuse = k->bpair && P == 1 && set == ZKEY_B2 && j > 0 && items[j - 1].set == ZKEY_B1 &&
+                              items[j - 1].chunk == c;
+            e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st)
+                               : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st);
+        }
+        for (size_t x = 0; x < g && e == cudaSuccess; x++) {
+            const int s = items[j + x].set;
+            if (r[x] >= 0)
+                e = cudaEventRecord(k->ev_used[r[x]], st);
+            if (e == cudaSuccess && r[x] >= 0 && (size_t)ord[j + x] + STREAM_RING < nq)
+                e = issue((size_t)ord[j + x] + STREAM_RING);
+            if (e == cudaSuccess && --left[s] == 0)
+                e = s == ZKEY_B2 ? stream_reduce<fq2>(k, s, P, st) : stream_reduce<fq>(k, s, P, st);
+        }
+        /* the group before is waited for once this group's work is queued, and its event slot
+           then takes this group's (the slot of the group's last item) */
         if (e == cudaSuccess && j > 0)
             e = cudaEventSynchronize(k->ev_item[(j - 1) & 1]);
-        if (prof)
-            t_set[set] += mono_ms() - ta;
+        if (e == cudaSuccess)
+            e = cudaEventRecord(k->ev_item[(j + g - 1) & 1], st);
+        if (prof) {
+            double dt = mono_ms() - ta;
+            for (size_t x = 0; x < g; x++)
+                t_set[items[j + x].set] += dt / g;
+        }
     }
     free(items), free(ord), free(at);
     if (e == cudaSuccess)
