@@ -167,6 +167,9 @@ struct gpu_key {
     uint8_t *d_ring[STREAM_RING];
     uint32_t *d_ring_idx[STREAM_RING];
     uint32_t *d_chunk_sc;
+    uint8_t *d_inf[ZKEY_BASES];    /* the sets kept on the device: 1 for each point at infinity
+                                      (null: none); their scalars are zeroed through it a chunk, as
+                                      a streamed set leaves those points out */
     uint8_t *d_bk[STREAM_BATCH_MAX];
     uint32_t *d_bw[STREAM_BATCH_MAX], *d_bh[STREAM_BATCH_MAX];
     cudaEvent_t ev_copied[STREAM_RING], ev_used[STREAM_RING];
@@ -241,6 +244,32 @@ struct host_bases {
 static pthread_mutex_t hb_mu = PTHREAD_MUTEX_INITIALIZER;
 static host_bases *hb_list;
 
+/* a streamed key's set kept on the device: k->d_inf[i] marks its points at infinity, or stays
+   null when it has none */
+cudaError_t inf_mask(gpu_key *k, int i)
+{
+    const size_t n = set_points(k->z, i);
+    unsigned long long *d_cnt = nullptr, cnt = 0;
+    cudaError_t e = n ? cudaMalloc((void **)&k->d_inf[i], n) : cudaSuccess;
+    if (e == cudaSuccess && n)
+        e = cudaMalloc((void **)&d_cnt, sizeof *d_cnt);
+    if (e == cudaSuccess && n)
+        e = cudaMemset(d_cnt, 0, sizeof *d_cnt);
+    if (e == cudaSuccess && n) {
+        msm_inf_mask_kernel<<<msm_grid(n, 256), 256>>>(k->d_inf[i], d_cnt, k->d_bases[i], n,
+                                                        set_point_bytes(k->z, i) / 16);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess && n)
+        e = cudaMemcpy(&cnt, d_cnt, sizeof cnt, cudaMemcpyDeviceToHost);
+    cudaFree(d_cnt);
+    if (e == cudaSuccess && cnt == 0) {
+        cudaFree(k->d_inf[i]);
+        k->d_inf[i] = nullptr;
+    }
+    return e;
+}
+
 /* whether a B2 chunk of a streamed pass can reuse the sorted entries of the B1 chunk before it:
    B1 and B2 hold the same polynomial's points in G1 and G2, so they are at infinity together and
    a pass takes the same witness indices in both, chunk by chunk, with the same window bits (both
@@ -254,8 +283,17 @@ int stream_pair_ok(const gpu_key *k)
     const int s1 = k->sets >> ZKEY_B1 & 1, s2 = k->sets >> ZKEY_B2 & 1;
     if (s1 != s2)
         return 0;
-    if (!s1)
-        return 1;
+    if (!s1) { /* on the device: the same points at infinity, if any */
+        const uint8_t *m1 = k->d_inf[ZKEY_B1], *m2 = k->d_inf[ZKEY_B2];
+        if (!m1 || !m2)
+            return !m1 && !m2;
+        const size_t n = k->cnt[ZKEY_B1];
+        uint8_t *h = (uint8_t *)malloc(2 * n);
+        int same = h && cudaMemcpy(h, m1, n, cudaMemcpyDeviceToHost) == cudaSuccess &&
+                   cudaMemcpy(h + n, m2, n, cudaMemcpyDeviceToHost) == cudaSuccess && !memcmp(h, h + n, n);
+        free(h);
+        return same;
+    }
     const uint32_t *i1 = k->hb->idx[ZKEY_B1], *i2 = k->hb->idx[ZKEY_B2];
     if (!i1 || !i2)
         return !i1 && !i2;
@@ -593,6 +631,8 @@ void key_free(gpu_key *k)
         if (k->ev_item[i])
             cudaEventDestroy(k->ev_item[i]);
     cudaFree(k->d_chunk_sc);
+    for (int i = 0; i < ZKEY_BASES; i++)
+        cudaFree(k->d_inf[i]);
     cudaFreeHost(k->h_win);
     for (unsigned p = 0; p < STREAM_BATCH_MAX; p++) {
         cudaFree(k->d_bk[p]);
@@ -761,7 +801,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         pin.batch_want = opts->batch_max ? opts->batch_max : 1;
         pin.force = placement_forced();
         for (int i = 0; i < ZKEY_BASES; i++)
-            pin.set_bytes[i] = msm_align(set_points(z, i) * set_point_bytes(z, i));
+            pin.set_bytes[i] = msm_align(set_points(z, i) * set_point_bytes(z, i)) + msm_align(set_points(z, i));
         if (stream_sets_forced(&pin.sets_force, err)) {
             free(k);
             return CUZK_EINVAL;
@@ -869,6 +909,8 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         size_t b = set_points(z, i) * set_point_bytes(z, i);
         CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
         CUDA_TRY(upload_chunked(k->d_bases[i], z->bases[i], b, "bases"));
+        if (k->sets)
+            CUDA_TRY(inf_mask(k, i));
     }
     if (k->sets && !(k->hb = host_bases_acquire(z, k->sets, opts))) {
         uint64_t hb = 0;
@@ -1395,6 +1437,10 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsi
         if (r >= 0 && k->hb->idx[set] && !reused) {
             msm_gather_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)sc[p],
                                                                  k->d_ring_idx[r], m);
+            scal = k->d_chunk_sc;
+        } else if (r < 0 && k->d_inf[set] && !reused) {
+            msm_mask_kernel<<<msm_grid(m, 256), 256, 0, st>>>((uint4 *)k->d_chunk_sc, (const uint4 *)scal,
+                                                               k->d_inf[set] + off, m);
             scal = k->d_chunk_sc;
         }
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);

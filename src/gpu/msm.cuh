@@ -966,6 +966,42 @@ static cudaError_t msm_reduce(const msm_shape &s, const msm_scratch<F> &sc, cuda
     return cudaGetLastError();
 }
 
+/* mask[j] = 1 where point j (w 16-byte words, affine) is the point at infinity (all zero);
+   *cnt counts them */
+static __global__ __launch_bounds__(256) void msm_inf_mask_kernel(uint8_t *mask, unsigned long long *cnt,
+                                                                  const uint8_t *pts, size_t n, unsigned w)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int inf = 0;
+    if (j < n) {
+        const uint4 *q = (const uint4 *)pts + j * w;
+        uint32_t any = 0;
+        for (unsigned k = 0; k < w; k++) {
+            uint4 v = q[k];
+            any |= v.x | v.y | v.z | v.w;
+        }
+        inf = any == 0;
+        mask[j] = (uint8_t)inf;
+    }
+    int block = __syncthreads_count(inf);
+    if (threadIdx.x == 0 && block)
+        atomicAdd(cnt, (unsigned long long)block);
+}
+
+/* scalars of a chunk of a set kept whole on the device: out[j] <- 0 where mask[j] (a point at
+   infinity, whose entries would only be read to be skipped), else scalars[j]; m entries of 32 bytes */
+static __global__ __launch_bounds__(256) void msm_mask_kernel(uint4 *out, const uint4 *scalars, const uint8_t *mask,
+                                                              size_t m)
+{
+    size_t j = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j >= m)
+        return;
+    const uint4 z = make_uint4(0, 0, 0, 0);
+    const int inf = mask[j];
+    out[2 * j] = inf ? z : scalars[2 * j];
+    out[2 * j + 1] = inf ? z : scalars[2 * j + 1];
+}
+
 /* scalars of a chunk of a set whose bases were compacted (points at infinity left out):
    out[j] <- scalars[idx[j]], m entries of 32 bytes */
 static __global__ __launch_bounds__(256) void msm_gather_kernel(uint4 *out, const uint4 *scalars, const uint32_t *idx,
