@@ -655,7 +655,8 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
                stream, chosen by the planner */
             uint64_t need1 = streamed_need(&z, gpu, mat, "1000");
             uint64_t hbytes = (uint64_t)z.n_bases[ZKEY_H] * z.curve->g1_bytes;
-            uint64_t cap = need1 + ((hbytes + 255) & ~(uint64_t)255);
+            /* the set's points and its mask of points at infinity (a byte each), as the planner counts them */
+            uint64_t cap = need1 + ((hbytes + 255) & ~(uint64_t)255) + ((z.n_bases[ZKEY_H] + 255) & ~(uint64_t)255);
             if (need1 && cap >= ki.resident_bytes) {
                 /* a few hundred constraints: the ring of chunks outweighs the bases */
                 printf("  cap of the streamed need + the h set: not below the resident need at this size\n");
