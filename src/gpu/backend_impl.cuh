@@ -909,7 +909,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         size_t b = set_points(z, i) * set_point_bytes(z, i);
         CUDA_TRY(cudaMalloc((void **)&k->d_bases[i], b ? b : 16));
         CUDA_TRY(upload_chunked(k->d_bases[i], z->bases[i], b, "bases"));
-        if (k->sets)
+        if (k->place.streamed) /* also when every set stays on the device */
             CUDA_TRY(inf_mask(k, i));
     }
     if (k->sets && !(k->hb = host_bases_acquire(z, k->sets, opts))) {
