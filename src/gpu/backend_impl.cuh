@@ -811,7 +811,9 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         /* the matrix on the device unless the caller evaluates a/b/c itself; a key that streams
            may instead leave it on the host (a/b/c on the CPU) and, on a small card, use the lean
            layout (LEAN above): of the plans that work, a resident one, else the one with the
-           largest chunks, the fewest compromises first */
+           fewest compromises unless one with more takes chunks at least STREAM_CHUNK_TRADE times
+           as large (on an H100, 2^24 under 16 GiB: chunks of 2^22 with a/b/c on the device
+           352 ms, chunks of 2^23 with a/b/c on the CPU and lean buffers 468 ms) */
         const char *aenv = getenv("CUZK_GPU_ABC"); /* "host" (tests): a/b/c on the CPU */
         k->abc_host = opts->no_abc || (aenv && !strcmp(aenv, "host"));
         size_t lean_fixed = msm_align(ntt_tw_bytes<fr>(k->log_n)) + msm_align(n * 32) + msm_align(2 * n * 32) +
@@ -829,7 +831,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             pin.force = placement_forced();
         }
         for (int c = 0; c < 3; c++)
-            if (ok[c] && (pick < 0 || (cand[pick].streamed && cand[c].chunk > cand[pick].chunk)))
+            if (ok[c] && (pick < 0 || (cand[pick].streamed && cand[c].chunk >= STREAM_CHUNK_TRADE * cand[pick].chunk)))
                 pick = c;
         const char *lenv = getenv("CUZK_GPU_LEAN"); /* "1" (tests): the lean layout whenever it streams */
         if (lenv && !strcmp(lenv, "1") && ok[2] && (pick < 0 || cand[pick].streamed))

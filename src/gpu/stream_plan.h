@@ -33,6 +33,8 @@
 
 #define STREAM_CHUNK_MAX ((uint64_t)1 << 23) /* points per chunk, at most (by default) */
 #define STREAM_CHUNK_MIN ((uint64_t)1 << 12) /* points per chunk, at least */
+#define STREAM_CHUNK_TRADE 4                 /* a plan with a/b/c on the CPU (or lean buffers) is
+                                                taken for chunks this many times larger */
 #define STREAM_BATCH_MAX 16                  /* partitions per streamed pass, at most */
 #define STREAM_RING 3                        /* device buffers the chunks of bases cycle through */
 #define STREAM_SETS ZKEY_BASES               /* base sets of a key (zkey order: A, B1, B2, C, H) */
