@@ -238,6 +238,73 @@ done:
     return e;
 }
 
+/* OVERLAP (groth16_prove_batch): where a key's passes serve fewer partitions than the batch (a
+ * streamed key, key_info's batch_max), a feeder thread runs a/b/c and h of the partitions in
+ * order while the caller's thread runs each pass's MSMs as soon as its partitions are ready, so
+ * the device's h steps of the next pass run beside the MSMs of this one (two locks in a device
+ * backend, as between the daemon's workers). A failure on either side stops the other at its
+ * next partition. */
+typedef struct {
+    cuzk_backend *be;
+    void *ks;
+    groth16_ws *ws;
+    int n;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int ready; /* partitions whose a/b/c and h are done */
+    int stop;  /* the MSM side failed: feed no more */
+    cuzk_err e;
+    char err[CUZK_ERRLEN];
+    double abc, h;
+} batch_feed;
+
+static void *batch_feed_main(void *arg)
+{
+    batch_feed *f = arg;
+    for (int i = 0; i < f->n; i++) {
+        pthread_mutex_lock(&f->mu);
+        int stop = f->stop;
+        pthread_mutex_unlock(&f->mu);
+        if (stop)
+            break;
+        char err[CUZK_ERRLEN] = "";
+        double t = mono_s(), t1;
+        cuzk_err e = groth16_step_abc(f->be, f->ks, &f->ws[i], err);
+        t1 = mono_s();
+        f->abc += t1 - t;
+        if (!e)
+            e = groth16_step_h(f->be, f->ks, &f->ws[i], err);
+        f->h += mono_s() - t1;
+        pthread_mutex_lock(&f->mu);
+        if (e) {
+            f->e = e;
+            memcpy(f->err, err, sizeof f->err);
+        } else {
+            f->ready = i + 1;
+        }
+        pthread_cond_broadcast(&f->cv);
+        pthread_mutex_unlock(&f->mu);
+        if (e)
+            break;
+    }
+    return NULL;
+}
+
+/* the partitions a pass of this key serves, where it serves fewer than n and the stages should
+   overlap; 0: run them one after the other */
+static int batch_pass_size(cuzk_backend *be, void *ks, int n)
+{
+    const char *o = getenv("CUZK_BATCH_OVERLAP"); /* 0: never; 1 (tests): also a CPU backend's key */
+    if (!be->msm_batch || !be->key_info || n < 2 || (o && *o == '0'))
+        return 0;
+    groth16_key_info ki;
+    memset(&ki, 0, sizeof ki);
+    be->key_info(be, ks, &ki);
+    int p = ki.batch_max ? (int)ki.batch_max : 1;
+    int device = ki.placement && strcmp(ki.placement, "host") != 0;
+    return p < n && (device || (o && *o == '1')) ? p : 0;
+}
+
 cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
                              const groth16_rs *rs, int n, uint8_t *mem, int pinned, groth16_times *t, char *err)
 {
@@ -262,25 +329,75 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     }
     t1 = mono_s();
     tt.setup = t1 - t0;
-    for (int i = 0; i < n; i++) {
-        if ((e = groth16_step_abc(be, ks, &ws[i], err)))
+    int pass = batch_pass_size(be, ks, n);
+    if (pass) {
+        batch_feed f = {.be = be, .ks = ks, .ws = ws, .n = n};
+        pthread_t th;
+        if (pthread_mutex_init(&f.mu, NULL)) {
+            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no mutex");
             goto done;
-        tt.abc += mono_s() - t1;
+        }
+        if (pthread_cond_init(&f.cv, NULL)) {
+            pthread_mutex_destroy(&f.mu);
+            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no condition variable");
+            goto done;
+        }
+        if (pthread_create(&th, NULL, batch_feed_main, &f)) {
+            pthread_cond_destroy(&f.cv);
+            pthread_mutex_destroy(&f.mu);
+            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no thread for the a/b/c and h steps");
+            goto done;
+        }
+        for (int g = 0; g < n && !e;) {
+            int cnt = n - g < pass ? n - g : pass, fed;
+            pthread_mutex_lock(&f.mu);
+            while (f.ready < g + cnt && !f.e)
+                pthread_cond_wait(&f.cv, &f.mu);
+            fed = f.ready >= g + cnt;
+            pthread_mutex_unlock(&f.mu);
+            if (!fed)
+                break; /* the feeder failed: its error below */
+            double tm = mono_s();
+            e = be->msm_batch(be, ks, wp + g, cnt, err);
+            tt.msm += mono_s() - tm;
+            g += cnt;
+        }
+        pthread_mutex_lock(&f.mu);
+        f.stop = 1;
+        pthread_mutex_unlock(&f.mu);
+        pthread_join(th, NULL);
+        pthread_cond_destroy(&f.cv);
+        pthread_mutex_destroy(&f.mu);
+        tt.abc = f.abc;
+        tt.h = f.h;
+        if (!e && f.e) {
+            e = f.e;
+            memcpy(err, f.err, CUZK_ERRLEN);
+        }
+        if (e)
+            goto done;
         t1 = mono_s();
-        if ((e = groth16_step_h(be, ks, &ws[i], err)))
+    } else {
+        for (int i = 0; i < n; i++) {
+            if ((e = groth16_step_abc(be, ks, &ws[i], err)))
+                goto done;
+            tt.abc += mono_s() - t1;
+            t1 = mono_s();
+            if ((e = groth16_step_h(be, ks, &ws[i], err)))
+                goto done;
+            tt.h += mono_s() - t1;
+            t1 = mono_s();
+        }
+        if (be->msm_batch)
+            e = be->msm_batch(be, ks, wp, n, err);
+        else
+            for (int i = 0; i < n && !e; i++)
+                e = groth16_step_msm(be, ks, &ws[i], err);
+        if (e)
             goto done;
-        tt.h += mono_s() - t1;
+        tt.msm = mono_s() - t1;
         t1 = mono_s();
     }
-    if (be->msm_batch)
-        e = be->msm_batch(be, ks, wp, n, err);
-    else
-        for (int i = 0; i < n && !e; i++)
-            e = groth16_step_msm(be, ks, &ws[i], err);
-    if (e)
-        goto done;
-    tt.msm = mono_s() - t1;
-    t1 = mono_s();
     for (int i = 0; i < n; i++) {
         const groth16_rs *r = rs;
         if (!r) {
