@@ -170,6 +170,17 @@ for curve in bn128 bls12381; do
                     grep placement "$d.prove_st"
                 fi
             done
+            # a streamed job of 4 partitions in passes of 2: the next pass's a/b/c and h beside
+            # this pass's MSMs (cuzk prove --batch checks every proof equals the first)
+            CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$(( size / 3 + 7 )) CUZK_TEST_RS=$rs "$CUZK" prove -v \
+                --backend gpu --batch 4 --batch-max 2 "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_bt.json" \
+                "$d/public_bt.json" >"$d.prove_bt" 2>&1 || fail "prove --backend gpu --batch 4: $(tail -2 "$d.prove_bt")"
+            if cmp -s "$d/proof_cpu.json" "$d/proof_bt.json" && grep -q '2 partitions a pass' "$d.prove_bt"; then
+                pass "proof.json gpu (streamed, batch of 4 in passes of 2, stages overlapped) == cpu: $curve $size $shape"
+            else
+                fail "proof.json gpu (streamed, batch of 4 in passes of 2, stages overlapped) != cpu: $curve $size $shape"
+                grep -E 'placement|batch' "$d.prove_bt"
+            fi
             if "$CUZK" verify "$d/vk.json" "$d/public_gpu.json" "$d/proof_gpu.json" >"$d.verify" 2>&1; then
                 pass "cuzk verify gpu proof: $curve $size $shape"
             else

@@ -217,6 +217,7 @@ static const char prove_help[] =
     "                         fit (benchmarks, tests; with --repeat, N partitions each time);\n"
     "                         where a pass serves fewer than N, the next partitions' a/b/c and\n"
     "                         h run beside its MSMs (CUZK_BATCH_OVERLAP=0: one after the other)\n"
+    "  --batch-max K          partitions a streamed pass may serve, at most (default: N)\n"
     "\n"
     "environment:\n"
     "  CUZK_TEST_RS=r,s       fixed blinding scalars (decimal) for reproducible proofs;\n"
@@ -265,7 +266,7 @@ static int count_arg(const char *opt, const char *s, long max, int *out)
 int cmd_prove(int argc, char **argv)
 {
     const char *pos[4];
-    int npos = 0, threads = 0, device = 0, verbose = 0, repeat = 0, batch = 0;
+    int npos = 0, threads = 0, device = 0, verbose = 0, repeat = 0, batch = 0, batch_max = 0;
     uint64_t gpu_mem = 0;
     const char *backend = "auto";
     for (int i = 1; i < argc; i++) {
@@ -288,6 +289,9 @@ int cmd_prove(int argc, char **argv)
             }
         } else if (!strcmp(a, "--batch") && i + 1 < argc) {
             if (!count_arg("--batch", argv[++i], 64, &batch))
+                return EXIT_USAGE;
+        } else if (!strcmp(a, "--batch-max") && i + 1 < argc) {
+            if (!count_arg("--batch-max", argv[++i], 64, &batch_max))
                 return EXIT_USAGE;
         } else if (!strcmp(a, "--repeat") && i + 1 < argc) {
             if (!count_arg("--repeat", argv[++i], 100000, &repeat))
@@ -335,7 +339,7 @@ int cmd_prove(int argc, char **argv)
     double t1 = now_s();
     load_progress lp = {t1, isatty(STDERR_FILENO), "", -1, t1, 0, 0};
     groth16_key_opts kopts = {.progress = load_progress_cb, .progress_ctx = &lp, .gpu_mem = gpu_mem,
-                              .batch_max = batch > 0 ? (unsigned)batch : 1};
+                              .batch_max = batch_max > 0 ? (unsigned)batch_max : batch > 0 ? (unsigned)batch : 1};
     e = be->key_attach(be, &z, &kopts, &ks, err);
     if (lp.open)
         fputc('\n', stderr);
