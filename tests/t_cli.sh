@@ -191,14 +191,14 @@ expect "prove: witness of the wrong length" 3 'witness.*(values|length|expect|si
 expect "prove: unwritable proof path" 3 'no-such-dir' "$CUZK" prove "$bn/multiplier/circuit.zkey" "$bn/multiplier/witness.wtns" "$tmp/no-such-dir/proof.json" "$q"
 expect "export-vk: unwritable output" 3 'no-such-dir' "$CUZK" zkey export-vk "$bn/multiplier/circuit.zkey" "$tmp/no-such-dir/vk.json"
 
-echo "== --batch with its stages overlapped (CUZK_BATCH_OVERLAP=1: also on the CPU backend)"
+echo "== --batch with its stages overlapped (CUZK_BATCH_OVERLAP=1)"
 # each pass's MSMs run while a feeder thread does the next partitions' a/b/c and h: the proofs
 # must equal one proof with the same r, s and verify; a failing step must end the batch with its
 # error, not hang it
 checks=$((checks + 1))
 CUZK_TEST_RS=1,2 "$CUZK" prove "$bls/merkle/circuit.zkey" "$bls/merkle/witness.wtns" "$tmp/b1.json" "$tmp/b1p.json" \
     >"$tmp/out" 2>&1 || fail "batch: the single proof failed: $(tail -1 "$tmp/out")"
-if CUZK_BATCH_OVERLAP=1 CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove --batch 5 "$bls/merkle/circuit.zkey" \
+if CUZK_TEST_FEED_DELAY_MS=150 CUZK_BATCH_OVERLAP=1 CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove --batch 5 "$bls/merkle/circuit.zkey" \
     "$bls/merkle/witness.wtns" "$tmp/b5.json" "$tmp/b5p.json" >"$tmp/out" 2>&1; then
     cmp -s "$tmp/b1.json" "$tmp/b5.json" || fail "batch overlapped: the proof differs from the single proof"
     "$CUZK" verify "$bls/merkle/vk.json" "$tmp/b5p.json" "$tmp/b5.json" >/dev/null 2>&1 ||

@@ -238,8 +238,8 @@ done:
     return e;
 }
 
-/* OVERLAP (groth16_prove_batch): where a key's passes serve fewer partitions than the batch (a
- * streamed key, key_info's batch_max), a feeder thread runs a/b/c and h of the partitions in
+/* OVERLAP (groth16_prove_batch, CUZK_BATCH_OVERLAP=1): where a key's passes serve fewer partitions
+ * than the batch (a streamed key, key_info's batch_max), a feeder thread runs a/b/c and h of the partitions in
  * order while the caller's thread runs each pass's MSMs as soon as its partitions are ready, so
  * the device's h steps of the next pass run beside the MSMs of this one (two locks in a device
  * backend, as between the daemon's workers). A failure on either side stops the other at its
@@ -261,7 +261,13 @@ typedef struct {
 static void *batch_feed_main(void *arg)
 {
     batch_feed *f = arg;
+    /* CUZK_TEST_FEED_DELAY_MS (tests): each partition's steps start this late, so that an MSM
+       side that did not wait for them would read them unfinished */
+    const char *d = getenv("CUZK_TEST_FEED_DELAY_MS");
+    long delay = d ? atol(d) : 0;
     for (int i = 0; i < f->n; i++) {
+        if (delay > 0 && delay < 10000)
+            nanosleep(&(struct timespec){delay / 1000, (delay % 1000) * 1000000L}, NULL);
         pthread_mutex_lock(&f->mu);
         int stop = f->stop;
         pthread_mutex_unlock(&f->mu);
@@ -294,15 +300,14 @@ static void *batch_feed_main(void *arg)
    overlap; 0: run them one after the other */
 static int batch_pass_size(cuzk_backend *be, void *ks, int n)
 {
-    const char *o = getenv("CUZK_BATCH_OVERLAP"); /* 0: never; 1 (tests): also a CPU backend's key */
-    if (!be->msm_batch || !be->key_info || n < 2 || (o && *o == '0'))
+    const char *o = getenv("CUZK_BATCH_OVERLAP"); /* 1: overlap (off by default) */
+    if (!be->msm_batch || !be->key_info || n < 2 || !(o && *o == '1'))
         return 0;
     groth16_key_info ki;
     memset(&ki, 0, sizeof ki);
     be->key_info(be, ks, &ki);
     int p = ki.batch_max ? (int)ki.batch_max : 1;
-    int device = ki.placement && strcmp(ki.placement, "host") != 0;
-    return p < n && (device || (o && *o == '1')) ? p : 0;
+    return p < n ? p : 0;
 }
 
 cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
