@@ -830,9 +830,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             ok[2] = placement_forced() != GPU_PLACE_RESIDENT && !gpu_plan_key(&pin, &cand[2]);
             pin.force = placement_forced();
         }
-        for (int c = 0; c < 3; c++)
-            if (ok[c] && (pick < 0 || (cand[pick].streamed && cand[c].chunk >= STREAM_CHUNK_TRADE * cand[pick].chunk)))
-                pick = c;
+        pick = gpu_plan_pick(cand, ok, 3);
         const char *lenv = getenv("CUZK_GPU_LEAN"); /* "1" (tests): the lean layout whenever it streams */
         if (lenv && !strcmp(lenv, "1") && ok[2] && (pick < 0 || cand[pick].streamed))
             pick = 2;

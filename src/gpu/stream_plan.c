@@ -135,6 +135,15 @@ int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out)
     return 0;
 }
 
+int gpu_plan_pick(const gpu_plan *cand, const int *ok, int n)
+{
+    int pick = -1;
+    for (int c = 0; c < n; c++)
+        if (ok[c] && (pick < 0 || (cand[pick].streamed && cand[c].chunk >= STREAM_CHUNK_TRADE * cand[pick].chunk)))
+            pick = c;
+    return pick;
+}
+
 /* ---- compaction of a set's points (stream_compact) ---- */
 
 static int is_inf(const uint8_t *p, uint64_t pb)

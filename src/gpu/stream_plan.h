@@ -84,6 +84,12 @@ typedef struct gpu_plan {
    for (out->why says why) */
 int gpu_plan_key(const gpu_plan_in *in, gpu_plan *out);
 
+/* Of n candidate plans of one key, ordered by compromises (0: a/b/c on the device; then the
+ * ones that leave a/b/c to the CPU, then lean buffers), those with ok[i] set: the index of a
+ * resident one, else of the one with the fewest compromises unless a later one takes chunks at
+ * least STREAM_CHUNK_TRADE times as large; -1 when none is ok. */
+int gpu_plan_pick(const gpu_plan *cand, const int *ok, int n);
+
 /* Host side of a streamed set: the points of pts (n of pb bytes each, all-zero = infinity) that
  * are not at infinity, copied in order to out (when not NULL), and their indices to idx (when
  * not NULL); returns how many. With threads > 1 the scan and the copies run on that many

@@ -279,6 +279,47 @@ static void test_compact(void)
     }
 }
 
+/* the choice among a key's plans: resident first, else the fewest compromises unless a later
+   plan's chunks are STREAM_CHUNK_TRADE times larger (2^22 with a/b/c on the device beats 2^23
+   with them on the CPU; 2^20 loses to 2^22), against a plain restatement */
+static void test_pick(void)
+{
+    gpu_plan c[3];
+    int ok[3];
+    memset(c, 0, sizeof c);
+    c[0].streamed = c[1].streamed = c[2].streamed = 1;
+    c[0].chunk = 1u << 22, c[1].chunk = 1u << 23, c[2].chunk = 1u << 23;
+    ok[0] = ok[1] = ok[2] = 1;
+    CHECK(gpu_plan_pick(c, ok, 3) == 0, "2^22 on the device against 2^23 with compromises: %d", gpu_plan_pick(c, ok, 3));
+    c[0].chunk = 1u << 20;
+    CHECK(gpu_plan_pick(c, ok, 3) == 1, "2^20 on the device against 2^23 (8x) with a/b/c on the CPU: %d",
+          gpu_plan_pick(c, ok, 3));
+    c[1].chunk = 1u << 21;
+    CHECK(gpu_plan_pick(c, ok, 3) == 2, "2^20 / 2^21 / 2^23: the lean plan (8x): %d", gpu_plan_pick(c, ok, 3));
+    c[0].streamed = 0, c[0].chunk = 0;
+    CHECK(gpu_plan_pick(c, ok, 3) == 0, "a resident plan first: %d", gpu_plan_pick(c, ok, 3));
+    ok[0] = ok[1] = ok[2] = 0;
+    CHECK(gpu_plan_pick(c, ok, 3) == -1, "no plan: %d", gpu_plan_pick(c, ok, 3));
+    /* random sets of three against the rule restated */
+    for (int rep = 0; rep < 2000; rep++) {
+        for (int i = 0; i < 3; i++) {
+            ok[i] = rand() % 4 != 0;
+            c[i].streamed = i > 0 || rand() % 3 != 0;
+            c[i].chunk = c[i].streamed ? (uint64_t)1 << (12 + rand() % 12) : 0;
+        }
+        int want = -1;
+        for (int i = 0; i < 3; i++) {
+            if (!ok[i])
+                continue;
+            if (want < 0)
+                want = i;
+            else if (c[want].streamed && c[i].chunk >= c[want].chunk * STREAM_CHUNK_TRADE)
+                want = i;
+        }
+        CHECK(gpu_plan_pick(c, ok, 3) == want, "case %d: picked %d, want %d", rep, gpu_plan_pick(c, ok, 3), want);
+    }
+}
+
 int main(void)
 {
     srand(12345);
@@ -287,6 +328,7 @@ int main(void)
     test_chunk_force();
     test_sets();
     test_compact();
+    test_pick();
     printf("stream_plan_test: %d checks, %d failures\n", checks, failures);
     return failures != 0;
 }
