@@ -297,7 +297,7 @@ static void *batch_feed_main(void *arg)
 }
 
 /* the partitions a pass of this key serves, where it serves fewer than n and the stages should
-   overlap; 0: run them one after the other */
+   overlap; 0: feed every partition first, then the MSMs of all */
 static int batch_pass_size(cuzk_backend *be, void *ks, int n)
 {
     const char *o = getenv("CUZK_BATCH_OVERLAP"); /* 1: overlap (off by default) */
@@ -334,75 +334,64 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     }
     t1 = mono_s();
     tt.setup = t1 - t0;
-    int pass = batch_pass_size(be, ks, n);
-    if (pass) {
-        batch_feed f = {.be = be, .ks = ks, .ws = ws, .n = n};
-        pthread_t th;
-        if (pthread_mutex_init(&f.mu, NULL)) {
-            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no mutex");
-            goto done;
-        }
-        if (pthread_cond_init(&f.cv, NULL)) {
-            pthread_mutex_destroy(&f.mu);
-            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no condition variable");
-            goto done;
-        }
-        if (pthread_create(&th, NULL, batch_feed_main, &f)) {
-            pthread_cond_destroy(&f.cv);
-            pthread_mutex_destroy(&f.mu);
-            e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no thread for the a/b/c and h steps");
-            goto done;
-        }
-        for (int g = 0; g < n && !e;) {
-            int cnt = n - g < pass ? n - g : pass, fed;
-            pthread_mutex_lock(&f.mu);
-            while (f.ready < g + cnt && !f.e)
-                pthread_cond_wait(&f.cv, &f.mu);
-            fed = f.ready >= g + cnt;
-            pthread_mutex_unlock(&f.mu);
-            if (!fed)
-                break; /* the feeder failed: its error below */
-            double tm = mono_s();
-            e = be->msm_batch(be, ks, wp + g, cnt, err);
-            tt.msm += mono_s() - tm;
-            g += cnt;
-        }
-        pthread_mutex_lock(&f.mu);
-        f.stop = 1;
-        pthread_mutex_unlock(&f.mu);
-        pthread_join(th, NULL);
+    /* a/b/c and h of every partition by the feeder (on a thread of its own where the stages
+       overlap, else here first), the MSMs of each pass once its partitions are fed */
+    int pass = batch_pass_size(be, ks, n), threaded = pass != 0;
+    if (!pass)
+        pass = n;
+    batch_feed f = {.be = be, .ks = ks, .ws = ws, .n = n};
+    pthread_t th;
+    if (pthread_mutex_init(&f.mu, NULL)) {
+        e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no mutex");
+        goto done;
+    }
+    if (pthread_cond_init(&f.cv, NULL)) {
+        pthread_mutex_destroy(&f.mu);
+        e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no condition variable");
+        goto done;
+    }
+    if (threaded && pthread_create(&th, NULL, batch_feed_main, &f)) {
         pthread_cond_destroy(&f.cv);
         pthread_mutex_destroy(&f.mu);
-        tt.abc = f.abc;
-        tt.h = f.h;
-        if (!e && f.e) {
-            e = f.e;
-            memcpy(err, f.err, CUZK_ERRLEN);
-        }
-        if (e)
-            goto done;
-        t1 = mono_s();
-    } else {
-        for (int i = 0; i < n; i++) {
-            if ((e = groth16_step_abc(be, ks, &ws[i], err)))
-                goto done;
-            tt.abc += mono_s() - t1;
-            t1 = mono_s();
-            if ((e = groth16_step_h(be, ks, &ws[i], err)))
-                goto done;
-            tt.h += mono_s() - t1;
-            t1 = mono_s();
-        }
-        if (be->msm_batch)
-            e = be->msm_batch(be, ks, wp, n, err);
-        else
-            for (int i = 0; i < n && !e; i++)
-                e = groth16_step_msm(be, ks, &ws[i], err);
-        if (e)
-            goto done;
-        tt.msm = mono_s() - t1;
-        t1 = mono_s();
+        e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no thread for the a/b/c and h steps");
+        goto done;
     }
+    if (!threaded)
+        batch_feed_main(&f);
+    for (int g = 0; g < n && !e;) {
+        int cnt = n - g < pass ? n - g : pass, fed;
+        pthread_mutex_lock(&f.mu);
+        while (f.ready < g + cnt && !f.e)
+            pthread_cond_wait(&f.cv, &f.mu);
+        fed = f.ready >= g + cnt;
+        pthread_mutex_unlock(&f.mu);
+        if (!fed)
+            break; /* the feeder failed: its error below */
+        double tm = mono_s();
+        if (be->msm_batch)
+            e = be->msm_batch(be, ks, wp + g, cnt, err);
+        else
+            for (int i = g; i < g + cnt && !e; i++)
+                e = groth16_step_msm(be, ks, &ws[i], err);
+        tt.msm += mono_s() - tm;
+        g += cnt;
+    }
+    pthread_mutex_lock(&f.mu);
+    f.stop = 1;
+    pthread_mutex_unlock(&f.mu);
+    if (threaded)
+        pthread_join(th, NULL);
+    pthread_cond_destroy(&f.cv);
+    pthread_mutex_destroy(&f.mu);
+    tt.abc = f.abc;
+    tt.h = f.h;
+    if (!e && f.e) {
+        e = f.e;
+        memcpy(err, f.err, CUZK_ERRLEN);
+    }
+    if (e)
+        goto done;
+    t1 = mono_s();
     for (int i = 0; i < n; i++) {
         const groth16_rs *r = rs;
         if (!r) {
