@@ -250,17 +250,19 @@ cudaError_t inf_mask(gpu_key *k, int i)
 {
     const size_t n = set_points(k->z, i);
     unsigned long long *d_cnt = nullptr, cnt = 0;
-    cudaError_t e = n ? cudaMalloc((void **)&k->d_inf[i], n) : cudaSuccess;
-    if (e == cudaSuccess && n)
+    if (!n)
+        return cudaSuccess;
+    cudaError_t e = cudaMalloc((void **)&k->d_inf[i], n);
+    if (e == cudaSuccess)
         e = cudaMalloc((void **)&d_cnt, sizeof *d_cnt);
-    if (e == cudaSuccess && n)
+    if (e == cudaSuccess)
         e = cudaMemset(d_cnt, 0, sizeof *d_cnt);
-    if (e == cudaSuccess && n) {
+    if (e == cudaSuccess) {
         msm_inf_mask_kernel<<<msm_grid(n, 256), 256>>>(k->d_inf[i], d_cnt, k->d_bases[i], n,
                                                         set_point_bytes(k->z, i) / 16);
         e = cudaGetLastError();
     }
-    if (e == cudaSuccess && n)
+    if (e == cudaSuccess)
         e = cudaMemcpy(&cnt, d_cnt, sizeof cnt, cudaMemcpyDeviceToHost);
     cudaFree(d_cnt);
     if (e == cudaSuccess && cnt == 0) {
@@ -1387,12 +1389,15 @@ size_t stream_order(const gpu_key *k, stream_item *out)
     }
     const char *e = getenv("CUZK_GPU_STREAM_ORDER");
     if (e && !strcmp(e, "sets")) {
-        for (int i = 0; i < ZKEY_BASES; i++)
-            for (size_t c = 0; c < nch[i] && !(k->bpair && i == ZKEY_B2); c++) {
+        for (int i = 0; i < ZKEY_BASES; i++) {
+            if (k->bpair && i == ZKEY_B2)
+                continue; /* each follows its B1 chunk */
+            for (size_t c = 0; c < nch[i]; c++) {
                 out[n++] = stream_item{i, (uint32_t)c};
                 if (k->bpair && i == ZKEY_B1)
                     out[n++] = stream_item{ZKEY_B2, (uint32_t)c};
             }
+        }
         return n;
     }
     while (n < total) {
@@ -1560,11 +1565,13 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     /* a group is one item, or (bpair, several partitions) a B1 chunk and the B2 chunk after it,
        whose bucket work alternates by partition so that each B2 pass reuses the sort of the B1
        pass before it; with one partition a B2 item reuses the sort of the B1 item before it */
+    /* items j and j + 1 are a B1 chunk and the B2 chunk of the same points */
+    auto pair_at = [&](size_t j) {
+        return k->bpair && items[j].set == ZKEY_B1 && j + 1 < nitems && items[j + 1].set == ZKEY_B2 &&
+               items[j + 1].chunk == items[j].chunk;
+    };
     for (size_t j = 0, g; j < nitems && e == cudaSuccess; j += g) {
-        g = k->bpair && P > 1 && items[j].set == ZKEY_B1 && j + 1 < nitems && items[j + 1].set == ZKEY_B2 &&
-                    items[j + 1].chunk == items[j].chunk
-                ? 2
-                : 1;
+        g = P > 1 && pair_at(j) ? 2 : 1;
         double ta = prof ? mono_ms() : 0;
         int r[2] = {-1, -1};
         for (size_t x = 0; x < g && e == cudaSuccess; x++) {
@@ -1605,8 +1612,7 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
                     e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st);
             }
         } else {
-            const int reuse = k->bpair && P == 1 && set == ZKEY_B2 && j > 0 && items[j - 1].set == ZKEY_B1 &&
-                              items[j - 1].chunk == c;
+            const int reuse = P == 1 && set == ZKEY_B2 && j > 0 && pair_at(j - 1);
             e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st)
                                : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st);
         }
