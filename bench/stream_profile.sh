@@ -16,8 +16,8 @@
 #   allsets              CUZK_GPU_STREAM_SETS=all: every set on the bus (no set kept on the device)
 #   nopair, job-nopair   CUZK_GPU_STREAM_PAIR=0: B2's chunks sort their own digits (not B1's); one
 #                        partition / a job
-#   job-overlap          CUZK_BATCH_OVERLAP=1: a job whose next partitions' a/b/c and h run beside
-#                        each pass's MSMs
+#   job-serial           CUZK_BATCH_OVERLAP=0: a job whose next partitions' copy-in, a/b/c and h
+#                        run after each pass's MSMs, not beside them (the default overlaps them)
 # STREAM_PROFILE_CONFIGS picks some (default: the first six); STREAM_PROFILE_REPS (2) runs of each.
 # Each pass prints its sets' device time by phase (sort, level 0, partial levels, reduction).
 set -uo pipefail
@@ -52,5 +52,5 @@ has hbits20-hchunk128 && run hbits20-hchunk128 CUZK_GPU_STREAM_HBITS=20 CUZK_GPU
 has allsets && run allsets CUZK_GPU_STREAM_SETS=all -- --repeat "$reps"
 has nopair && run nopair CUZK_GPU_STREAM_PAIR=0 -- --repeat "$reps"
 has job-nopair && run job-nopair CUZK_GPU_STREAM_PAIR=0 -- --repeat 1 --batch "$job"
-has job-overlap && run job-overlap CUZK_BATCH_OVERLAP=1 -- --repeat 1 --batch "$job"
+has job-serial && run job-serial CUZK_BATCH_OVERLAP=0 -- --repeat 1 --batch "$job"
 exit 0

@@ -172,7 +172,7 @@ for curve in bn128 bls12381; do
             done
             # a streamed job of 4 partitions in passes of 2: the next pass's a/b/c and h beside
             # this pass's MSMs (cuzk prove --batch checks every proof equals the first)
-            CUZK_BATCH_OVERLAP=1 CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$(( size / 3 + 7 )) CUZK_TEST_RS=$rs "$CUZK" prove -v \
+            CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$(( size / 3 + 7 )) CUZK_TEST_RS=$rs "$CUZK" prove -v \
                 --backend gpu --batch 4 --batch-max 2 "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_bt.json" \
                 "$d/public_bt.json" >"$d.prove_bt" 2>&1 || fail "prove --backend gpu --batch 4: $(tail -2 "$d.prove_bt")"
             if cmp -s "$d/proof_cpu.json" "$d/proof_bt.json" && grep -q '2 partitions a pass' "$d.prove_bt"; then

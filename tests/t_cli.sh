@@ -191,7 +191,7 @@ expect "prove: witness of the wrong length" 3 'witness.*(values|length|expect|si
 expect "prove: unwritable proof path" 3 'no-such-dir' "$CUZK" prove "$bn/multiplier/circuit.zkey" "$bn/multiplier/witness.wtns" "$tmp/no-such-dir/proof.json" "$q"
 expect "export-vk: unwritable output" 3 'no-such-dir' "$CUZK" zkey export-vk "$bn/multiplier/circuit.zkey" "$tmp/no-such-dir/vk.json"
 
-echo "== --batch with its stages overlapped (CUZK_BATCH_OVERLAP=1)"
+echo "== --batch with its stages overlapped (CUZK_BATCH_OVERLAP=1; a GPU's default) and in turn"
 # each pass's MSMs run while a feeder thread does the next partitions' a/b/c and h: the proofs
 # must equal one proof with the same r, s and verify; a failing step must end the batch with its
 # error, not hang it
@@ -205,6 +205,13 @@ if CUZK_TEST_FEED_DELAY_MS=150 CUZK_BATCH_OVERLAP=1 CUZK_TEST_RS=1,2 timeout 120
         fail "batch overlapped: the proof does not verify"
 else
     fail "batch overlapped: rc $? $(tail -1 "$tmp/out")"
+fi
+checks=$((checks + 1))
+if CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove --batch 3 "$bls/merkle/circuit.zkey" \
+    "$bls/merkle/witness.wtns" "$tmp/b3.json" "$tmp/b3p.json" >"$tmp/out" 2>&1; then
+    cmp -s "$tmp/b1.json" "$tmp/b3.json" || fail "batch in turn: the proof differs from the single proof"
+else
+    fail "batch in turn (the CPU's default): rc $? $(tail -1 "$tmp/out")"
 fi
 expect "prove --batch, overlapped, a device step failing" 4 'memory' env CUZK_FAULT_OOM=1 CUZK_BATCH_OVERLAP=1 \
     timeout 120 "$CUZK" prove --batch 5 "$bls/merkle/circuit.zkey" "$bls/merkle/witness.wtns" "$p" "$q"

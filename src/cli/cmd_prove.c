@@ -174,10 +174,10 @@ static cuzk_err prove_batch(cuzk_proof *proof, cuzk_backend *be, void *ks, const
         runs[r] = *t_end - t;
         if (verbose)
             fprintf(stderr,
-                    "cuzk prove: batch %d of %d partitions: %.1f ms, %.1f ms a partition (a/b/c %.1f, h %.1f, msm %.1f "
-                    "for all, assemble %.1f)\n",
-                    r + 1, n, 1e3 * runs[r], 1e3 * runs[r] / n, 1e3 * st.abc, 1e3 * st.h, 1e3 * st.msm,
-                    1e3 * st.assemble);
+                    "cuzk prove: batch %d of %d partitions: %.1f ms, %.1f ms a partition (for all: copy-in %.1f, a/b/c "
+                    "%.1f, h %.1f, msm %.1f, assemble %.1f)\n",
+                    r + 1, n, 1e3 * runs[r], 1e3 * runs[r] / n, 1e3 * st.setup, 1e3 * st.abc, 1e3 * st.h,
+                    1e3 * st.msm, 1e3 * st.assemble);
     }
     for (int i = 1; i < n && rs; i++)
         if (memcmp(&out[i], &out[0], sizeof out[0])) {
@@ -215,8 +215,9 @@ static const char prove_help[] =
     "  --batch N              prove the witness N times as the partitions of one job: a\n"
     "                         streamed key's bases cross to the GPU once for as many of them as\n"
     "                         fit (benchmarks, tests; with --repeat, N partitions each time);\n"
-    "                         with CUZK_BATCH_OVERLAP=1, where a pass serves fewer than N, the\n"
-    "                         next partitions' a/b/c and h run beside its MSMs\n"
+    "                         with a GPU, where a pass serves fewer than N, the next\n"
+    "                         partitions' copy-in, a/b/c and h run beside its MSMs\n"
+    "                         (CUZK_BATCH_OVERLAP=0: in turn; =1: also on the CPU)\n"
     "  --batch-max K          partitions a streamed pass may serve, at most (default: N)\n"
     "\n"
     "environment:\n"
