@@ -213,6 +213,21 @@ if CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove --batch 3 "$bls/merkle/circuit.zke
 else
     fail "batch in turn (the CPU's default): rc $? $(tail -1 "$tmp/out")"
 fi
+# passes of at most 2 (the CPU backend's CUZK_TEST_CPU_BATCH hook stands for a streamed key):
+# overlapped, the short pass goes first (it waits for one partition, not two)
+# (in turn, one msm_batch call for all five, which the backend splits into its passes)
+for mode in "1 3 MSM calls, the first for 1 partition, stages overlapped" \
+    "0 1 MSM call, the first for 5 partitions, stages in turn"; do
+    checks=$((checks + 1))
+    if CUZK_TEST_CPU_BATCH=1 CUZK_BATCH_OVERLAP=${mode%% *} CUZK_TEST_FEED_DELAY_MS=50 CUZK_TEST_RS=1,2 timeout 120 \
+        "$CUZK" prove -v --batch 5 --batch-max 2 "$bls/merkle/circuit.zkey" "$bls/merkle/witness.wtns" "$tmp/bm.json" \
+        "$tmp/bmp.json" >"$tmp/out" 2>&1; then
+        cmp -s "$tmp/b1.json" "$tmp/bm.json" || fail "batch in passes of 2 (${mode#* }): the proof differs"
+        grep -q "${mode#* })" "$tmp/out" || fail "batch in passes of 2: not '${mode#* }': $(grep 'batch 1' "$tmp/out")"
+    else
+        fail "batch in passes of 2 (${mode#* }): rc $? $(tail -1 "$tmp/out")"
+    fi
+done
 expect "prove --batch, overlapped, a device step failing" 4 'memory' env CUZK_FAULT_OOM=1 CUZK_BATCH_OVERLAP=1 \
     timeout 120 "$CUZK" prove --batch 5 "$bls/merkle/circuit.zkey" "$bls/merkle/witness.wtns" "$p" "$q"
 

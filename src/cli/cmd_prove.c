@@ -175,9 +175,10 @@ static cuzk_err prove_batch(cuzk_proof *proof, cuzk_backend *be, void *ks, const
         if (verbose)
             fprintf(stderr,
                     "cuzk prove: batch %d of %d partitions: %.1f ms, %.1f ms a partition (for all: copy-in %.1f, a/b/c "
-                    "%.1f, h %.1f, msm %.1f, assemble %.1f)\n",
+                    "%.1f, h %.1f, msm %.1f, assemble %.1f; %d MSM call%s, the first for %d partition%s, stages %s)\n",
                     r + 1, n, 1e3 * runs[r], 1e3 * runs[r] / n, 1e3 * st.setup, 1e3 * st.abc, 1e3 * st.h,
-                    1e3 * st.msm, 1e3 * st.assemble);
+                    1e3 * st.msm, 1e3 * st.assemble, st.passes, st.passes == 1 ? "" : "s", st.first_pass,
+                    st.first_pass == 1 ? "" : "s", st.overlapped ? "overlapped" : "in turn");
     }
     for (int i = 1; i < n && rs; i++)
         if (memcmp(&out[i], &out[0], sizeof out[0])) {

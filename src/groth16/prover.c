@@ -370,8 +370,11 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     }
     if (!threaded)
         batch_feed_main(&f);
+    /* overlapped, a short pass (n not a multiple of the pass size) goes first: it waits for the
+       feeder's fewest partitions, and the passes stay as few */
+    int first = threaded && n % pass ? n % pass : pass;
     for (int g = 0; g < n && !e;) {
-        int cnt = n - g < pass ? n - g : pass, fed;
+        int cnt = g == 0 ? first : n - g < pass ? n - g : pass, fed;
         pthread_mutex_lock(&f.mu);
         while (f.ready < g + cnt && !f.e)
             pthread_cond_wait(&f.cv, &f.mu);
@@ -386,6 +389,7 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
             for (int i = g; i < g + cnt && !e; i++)
                 e = groth16_step_msm(be, ks, &ws[i], err);
         tt.msm += mono_s() - tm;
+        tt.passes++;
         g += cnt;
     }
     pthread_mutex_lock(&f.mu);
@@ -395,6 +399,8 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
         pthread_join(th, NULL);
     pthread_cond_destroy(&f.cv);
     pthread_mutex_destroy(&f.mu);
+    tt.first_pass = first;
+    tt.overlapped = threaded;
     tt.setup = f.setup;
     tt.abc = f.abc;
     tt.h = f.h;

@@ -43,6 +43,9 @@ cuzk_err groth16_prove(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_f
 /* Seconds spent in each part of groth16_prove_timed. */
 typedef struct groth16_times {
     double setup, abc, h, msm, assemble; /* setup: workspace allocation and witness copy */
+    int passes, first_pass, overlapped;  /* groth16_prove_batch: MSM calls (a backend's
+                                            msm_batch splits one into its passes), partitions of
+                                            the first, whether the stages overlapped */
 } groth16_times;
 /* groth16_prove with its times, in a caller's workspace when mem is not NULL: at least
  * groth16_prove_mem_size(z) bytes, 64-byte aligned, pinned = 1 if it is page-locked
