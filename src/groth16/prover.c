@@ -239,11 +239,12 @@ done:
 }
 
 /* OVERLAP (groth16_prove_batch): where a key's passes serve fewer partitions than the batch (a
- * streamed key, key_info's batch_max), a feeder thread copies each partition's witness in and runs
- * its a/b/c and h in order while the caller's thread runs each pass's MSMs as soon as its
- * partitions are ready, so the device's h steps of the next pass run beside the MSMs of this one
- * (two locks in a device backend, as between the daemon's workers); on a device backend by
- * default (batch_pass_size). A failure on either side stops the other at its next partition. */
+ * streamed key's key_info batch_max; one for a resident key), a feeder thread copies each
+ * partition's witness in and runs its a/b/c and h in order while the caller's thread runs each
+ * pass's MSMs as soon as its partitions are ready, so the device's h steps of the next pass run
+ * beside the MSMs of this one (two locks in a device backend, as between the daemon's workers);
+ * on a device backend by default (batch_pass_size). A failure on either side stops the other at
+ * its next partition. */
 typedef struct {
     cuzk_backend *be;
     void *ks;

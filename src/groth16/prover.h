@@ -59,7 +59,9 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
  * key's bases as the backend allows (backend msm_batch: a streamed key's chunks cross to the
  * device once for several partitions); each proof gets rs, or fresh random r, s when rs is
  * NULL. mem: n x groth16_prove_mem_size(z) bytes, 64-byte aligned. t: the steps' times summed
- * over the n (msm: the whole batch). */
+ * over the n (msm: the whole batch). On a device backend the witness copies, a/b/c and h of
+ * later partitions run on a thread of their own beside the MSMs of earlier ones (OVERLAP in
+ * prover.c; CUZK_BATCH_OVERLAP=0|1 turns that off, or on for any backend). */
 cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
                              const groth16_rs *rs, int n, uint8_t *mem, int pinned, groth16_times *t, char *err);
 
