@@ -207,9 +207,10 @@ else
     fail "batch overlapped: rc $? $(tail -1 "$tmp/out")"
 fi
 checks=$((checks + 1))
-if CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove --batch 3 "$bls/merkle/circuit.zkey" \
+if CUZK_TEST_RS=1,2 timeout 120 "$CUZK" prove -v --batch 3 "$bls/merkle/circuit.zkey" \
     "$bls/merkle/witness.wtns" "$tmp/b3.json" "$tmp/b3p.json" >"$tmp/out" 2>&1; then
     cmp -s "$tmp/b1.json" "$tmp/b3.json" || fail "batch in turn: the proof differs from the single proof"
+    grep -q "stages in turn)" "$tmp/out" || fail "batch on the CPU: not in turn by default: $(grep 'batch 1' "$tmp/out")"
 else
     fail "batch in turn (the CPU's default): rc $? $(tail -1 "$tmp/out")"
 fi
