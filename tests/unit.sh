@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # unit.sh - runs the unit test binaries given on the command line (make unit), as many at once as
 # there are cores (UNIT_JOBS overrides), each into its own log; prints every log in the order
-# given, then a line per failure. Exit 1 when any failed. The tests share nothing: each makes
-# its own temporary folder (and store_pg_test its own PostgreSQL server).
+# given, then each failed test's log again and a line per failure. Exit 1 when any failed. The
+# tests share nothing: each makes its own temporary folder (and store_pg_test its own
+# PostgreSQL server).
 set -uo pipefail
 jobs=${UNIT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 logs=$(mktemp -d)
@@ -29,6 +30,16 @@ for t in "$@"; do
     i=$((i + 1))
 done
 if [ ${#failed[@]} -gt 0 ]; then
+    # the failures' logs again, last, where a log's tail shows them
+    i=0
+    for t in "$@"; do
+        read -r rc secs < "$logs/$i.rc" || rc=1
+        if [ "$rc" != 0 ]; then
+            echo "== again, the log of the failed $t:"
+            tail -40 "$logs/$i.log"
+        fi
+        i=$((i + 1))
+    done
     printf 'FAIL: %s\n' "${failed[@]}"
     exit 1
 fi
