@@ -29,7 +29,8 @@
  * daemon on it claims partitions through the fleet functions (store_pg_fleet.c), and
  * insert, cancel and the end of a job are announced with pg_notify. Opened owned
  * (shared = 0), it takes a session-level advisory lock (PG_OWNER_LOCK) and refuses, saying
- * so, when another daemon holds it; the lock is taken again after a reconnection. Without
+ * so, when another daemon holds it (after asking again for 2 s: a session that has just
+ * closed releases it a moment later); the lock is taken again after a reconnection. Without
  * the fleet functions, two daemons on one store would each prove and expire every job.
  *
  * Reconnection. A statement that fails because the connection is gone (the server
@@ -225,15 +226,26 @@ static cuzk_err conn_open(pgs *p, char *err)
     char key[32];
     const char *v[] = {key};
     snprintf(key, sizeof key, "%lld", (long long)PG_OWNER_LOCK);
-    r = PQexecParams(p->conn, "SELECT pg_try_advisory_lock($1)", 1, NULL, v, NULL, NULL, 0);
-    cuzk_err e = CUZK_OK;
-    if (PQresultStatus(r) != PGRES_TUPLES_OK)
-        e = cuzk_errf(err, CUZK_ESTORE, "postgres store %s: %s", p->where, PQresultErrorMessage(r));
-    else if (strcmp(PQgetvalue(r, 0, 0), "t"))
-        e = cuzk_errf(err, CUZK_ESTORE, "postgres store %s: another cuzk daemon is using this store (it holds "
-                      "the store's lock); several daemons on one store are not supported yet", p->where);
-    PQclear(r);
-    return e;
+    /* A session that has just closed releases the lock when its server process exits, a
+     * moment after the client has gone: a held lock is asked for again for a short while
+     * before it is taken as another daemon's. */
+    for (int tries = 0;; tries++) {
+        r = PQexecParams(p->conn, "SELECT pg_try_advisory_lock($1)", 1, NULL, v, NULL, NULL, 0);
+        cuzk_err e = CUZK_OK;
+        int held = 0;
+        if (PQresultStatus(r) != PGRES_TUPLES_OK)
+            e = cuzk_errf(err, CUZK_ESTORE, "postgres store %s: %s", p->where, PQresultErrorMessage(r));
+        else
+            held = strcmp(PQgetvalue(r, 0, 0), "t") != 0;
+        PQclear(r);
+        if (e || !held)
+            return e;
+        if (tries == PG_OWNER_TRIES)
+            return cuzk_errf(err, CUZK_ESTORE, "postgres store %s: another cuzk daemon is using this store (it "
+                             "holds the store's lock); several daemons on one store are not supported yet",
+                             p->where);
+        pg_sleep_ms(100);
+    }
 }
 
 void pg_sleep_ms(int ms)

@@ -13,6 +13,7 @@
 
 #define PG_VERSION 2                    /* the schema this binary writes */
 #define PG_OWNER_LOCK 0x63757a6b0001LL  /* advisory lock key of the store's one daemon ("cuzk" 1) */
+#define PG_OWNER_TRIES 20               /* a held owner lock is asked for again 20 times, 100 ms apart */
 #define PG_SCHEMA_LOCK 0x63757a6b0002LL /* advisory lock key of schema creation/migration */
 #define PG_RETRY_S 30                   /* seconds a lost connection is retried before failing */
 

@@ -210,9 +210,14 @@ static void test_owner_and_schema(void)
     CHECK(store_pg_open(&st2, url, 0, err) == CUZK_ESTORE && !st2 && strstr(err, "another cuzk daemon"),
           "a second daemon on the store must be refused: %s", err);
     st->close(st);
-    CHECK(!store_pg_open(&st, url, 0, err), "open after the first closed: %s", err);
-    if (st)
-        st->close(st);
+    /* the closed session's lock is released by its server process a moment later: reopening
+     * at once, again and again, must never be refused */
+    for (int i = 0; i < 20 && !failures; i++) {
+        st = NULL;
+        CHECK(!store_pg_open(&st, url, 0, err), "open %d after the last closed: %s", i, err);
+        if (st)
+            st->close(st);
+    }
     CHECK(raw_int("SELECT max(version) FROM cuzk_schema_versions") == 2, "schema version not recorded");
     raw("INSERT INTO cuzk_schema_versions VALUES(99, 0, 'cuzk from the future')");
     st = NULL;
