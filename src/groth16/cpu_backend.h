@@ -112,10 +112,17 @@ typedef struct abc_ctx {
     size_t n, chunk;
 } abc_ctx;
 
+/* Most entries of a circuit's A and B have a coefficient of 1 or -1, and most of its witness
+ * values are 0 or 1 (bits, flags, range checks): such an entry adds or subtracts R (one in
+ * Montgomery form) with no product, and c skips the product where a or b is zero. Each path
+ * gives the field element the product would, in the same canonical form. */
 static void abc_task(void *vctx, size_t task, int worker)
 {
     (void)worker;
     abc_ctx *x = vctx;
+    static const fr_t r2 = {FR_R2_L};
+    fr_t neg_r2;
+    fr_neg(&neg_r2, &r2);
     size_t lo = task * x->chunk, hi = lo + x->chunk < x->n ? lo + x->chunk : x->n;
     for (int m = 0; m < 2; m++) {
         const uint32_t *ptr = x->k->ptr[m], *sig = x->k->sig;
@@ -125,16 +132,33 @@ static void abc_task(void *vctx, size_t task, int worker)
             fr_set_zero(&acc);
             for (uint32_t e = ptr[row]; e < ptr[row + 1]; e++) {
                 const fr_t *wv = &x->w[sig[e]];
-                if (fr_is_zero(wv))
-                    continue;
+                uint64_t high = 0;
+                for (int i = 1; i < FR_LIMBS; i++)
+                    high |= wv->l[i];
+                if (!high && wv->l[0] <= 1) { /* w is 0 or 1 */
+                    if (!wv->l[0])
+                        continue;
+                    if (fr_eq(&val[e], &r2)) {
+                        fr_add(&acc, &acc, &FR_ONE);
+                        continue;
+                    }
+                    if (fr_eq(&val[e], &neg_r2)) {
+                        fr_sub(&acc, &acc, &FR_ONE);
+                        continue;
+                    }
+                }
                 fr_mul(&t, &val[e], wv);
                 fr_add(&acc, &acc, &t);
             }
             x->out[m][row] = acc;
         }
     }
-    for (size_t row = lo; row < hi; row++)
-        fr_mul(&x->c[row], &x->out[0][row], &x->out[1][row]);
+    for (size_t row = lo; row < hi; row++) {
+        if (fr_is_zero(&x->out[0][row]) || fr_is_zero(&x->out[1][row]))
+            fr_set_zero(&x->c[row]);
+        else
+            fr_mul(&x->c[row], &x->out[0][row], &x->out[1][row]);
+    }
 }
 
 static cuzk_err cpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
