@@ -440,13 +440,12 @@ static int same_file(const char *a, const char *b)
     return same;
 }
 
-/* generate, read back, prove with the CPU prover, verify */
 /* The CPU backend's a/b/c (with its paths for witness values 0 and 1 and coefficients 1 and
  * -1) against a plain evaluation that multiplies every entry: the same bytes. BN254 only (fr_t
  * here is BN254's; the backend is one template for both curves). */
 static void check_abc(cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w, int dense)
 {
-    char err[CUZK_ERRLEN];
+    char err[CUZK_ERRLEN] = "out of memory";
     cuzk_matrix *m = NULL;
     size_t wbytes = (size_t)w->n_witness * 32;
     void *mem = aligned_alloc(64, (groth16_ws_size(z) + 63) / 64 * 64);
@@ -493,6 +492,7 @@ static void check_abc(cuzk_backend *be, void *ks, const zkey_file *z, const wtns
     free(wt);
 }
 
+/* generate, read back, prove with the CPU prover, verify */
 static void test_files(const char *tmp, cuzk_curve_id curve, uint32_t n, uint32_t npub, int dense)
 {
     char dir[512], path[600], err[CUZK_ERRLEN] = "";
