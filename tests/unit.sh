@@ -22,23 +22,19 @@ done
 wait
 i=0
 failed=()
+failed_logs=()
 for t in "$@"; do
     read -r rc secs < "$logs/$i.rc" || { rc=1; secs=0; }
     echo "== $t (${secs}s)"
     cat "$logs/$i.log"
-    [ "$rc" = 0 ] || failed+=("$t (exit $rc)")
+    [ "$rc" = 0 ] || { failed+=("$t (exit $rc)"); failed_logs+=("$i"); }
     i=$((i + 1))
 done
 if [ ${#failed[@]} -gt 0 ]; then
     # the failures' logs again, last, where a log's tail shows them
-    i=0
-    for t in "$@"; do
-        read -r rc secs < "$logs/$i.rc" || rc=1
-        if [ "$rc" != 0 ]; then
-            echo "== again, the log of the failed $t:"
-            tail -40 "$logs/$i.log"
-        fi
-        i=$((i + 1))
+    for k in "${!failed_logs[@]}"; do
+        echo "== again, the log of the failed ${failed[$k]}:"
+        tail -40 "$logs/${failed_logs[$k]}.log"
     done
     printf 'FAIL: %s\n' "${failed[@]}"
     exit 1
