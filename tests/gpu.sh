@@ -171,16 +171,22 @@ for curve in bn128 bls12381; do
                 fi
             done
             # a streamed job of 4 partitions in passes of 2: the next pass's a/b/c and h beside
-            # this pass's MSMs (cuzk prove --batch checks every proof equals the first)
-            CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$(( size / 3 + 7 )) CUZK_TEST_RS=$rs "$CUZK" prove -v \
-                --backend gpu --batch 4 --batch-max 2 "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_bt.json" \
-                "$d/public_bt.json" >"$d.prove_bt" 2>&1 || fail "prove --backend gpu --batch 4: $(tail -2 "$d.prove_bt")"
-            if cmp -s "$d/proof_cpu.json" "$d/proof_bt.json" && grep -q '2 partitions a pass' "$d.prove_bt"; then
-                pass "proof.json gpu (streamed, batch of 4 in passes of 2, stages overlapped) == cpu: $curve $size $shape"
-            else
-                fail "proof.json gpu (streamed, batch of 4 in passes of 2, stages overlapped) != cpu: $curve $size $shape"
-                grep -E 'placement|batch' "$d.prove_bt"
-            fi
+            # this pass's MSMs (cuzk prove --batch checks every proof equals the first); then the
+            # lean layout, whose h steps follow passes that overwrote its twiddles
+            for lean in 0 1; do
+                CUZK_GPU_LEAN=$lean CUZK_GPU_PLACEMENT=streamed CUZK_GPU_STREAM_CHUNK=$(( size / 3 + 7 )) \
+                    CUZK_TEST_RS=$rs "$CUZK" prove -v --backend gpu --batch 4 --batch-max 2 "$d/circuit.zkey" \
+                    "$d/witness.wtns" "$d/proof_bt.json" "$d/public_bt.json" >"$d.prove_bt" 2>&1 \
+                    || fail "prove --backend gpu --batch 4 (lean $lean): $(tail -2 "$d.prove_bt")"
+                want='2 partitions a pass'
+                [ $lean = 1 ] && want='NTT buffers and the pass.s share'
+                if cmp -s "$d/proof_cpu.json" "$d/proof_bt.json" && grep -q "$want" "$d.prove_bt"; then
+                    pass "proof.json gpu (streamed, batch of 4 in passes of 2, lean $lean) == cpu: $curve $size $shape"
+                else
+                    fail "proof.json gpu (streamed, batch of 4 in passes of 2, lean $lean) != cpu: $curve $size $shape"
+                    grep -E 'placement|batch' "$d.prove_bt"
+                fi
+            done
             if "$CUZK" verify "$d/vk.json" "$d/public_gpu.json" "$d/proof_gpu.json" >"$d.verify" 2>&1; then
                 pass "cuzk verify gpu proof: $curve $size $shape"
             else

@@ -140,7 +140,18 @@ struct gpu_key {
        in the kernel), a/b/c in 2n (c goes up after a*b), the MSM scalars in d_w and d_abc
        themselves; h and the MSMs then hold both locks (mu_msm, then mu_ntt) */
     int lean;
+    /* LEAN's arena: the h step's NTT buffers (the twiddle tables, the NTT scratch, b) and a
+       pass's buffers (the ring, a chunk's scalars, the MSM scratch, the buckets, the scalars of
+       partitions 1..) in one allocation. With share (the default; CUZK_GPU_LEAN_SHARE=0: side by
+       side) the two overlap: both are used under mu_ntt only, a pass overwrites the twiddles
+       (tw_ok 0) and the next h step builds them again (a few ms against the larger chunks the
+       room buys: 2^26 under 16 GiB, chunks of 2^22 instead of 2^20) */
+    uint8_t *d_arena;
+    size_t arena_bytes, arena_ntt;
+    int share, tw_ok;
+    fr *d_lean_b;
     fr w2n, ninv; /* the shift factors' base and start: w_(2n)^i / n */
+    fr wn, iwn, one; /* the twiddles' bases and 1 (LEAN builds its tables again after a pass) */
     cuzk_backend *host_be;
     void *host_ks;
     cuzk_matrix *own_mat;
@@ -538,21 +549,100 @@ void stream_scratch(const size_t *cnt, size_t chunk, size_t *scratch, size_t *bu
 }
 struct stream_ctx {
     const zkey_file *z;
+    uint64_t floor; /* LEAN shared: the NTT part of the arena, which the streamed buffers overlay */
 };
 /* stream_plan.h's stream_bytes: the ring (points and their indices), a chunk's gathered
-   scalars and MSM scratch, a bucket set per partition, the scalars of partitions 1.. */
+   scalars and MSM scratch, a bucket set per partition, the scalars of partitions 1.. (at least
+   the context's floor) */
 uint64_t stream_bytes_cb(void *ctx, uint64_t chunk, unsigned batch)
 {
     const zkey_file *z = ((stream_ctx *)ctx)->z;
+    const uint64_t floor = ((stream_ctx *)ctx)->floor;
     size_t cnt[ZKEY_BASES], pbmax = 0, scratch, buckets;
     for (int i = 0; i < ZKEY_BASES; i++) {
         cnt[i] = set_points(z, i);
         pbmax = set_point_bytes(z, i) > pbmax ? set_point_bytes(z, i) : pbmax;
     }
     stream_scratch(cnt, chunk, &scratch, &buckets);
-    return STREAM_RING * (msm_align(chunk * pbmax) + msm_align(chunk * 4)) + msm_align(chunk * 32) + scratch +
-           batch * msm_align(buckets) +
-           (uint64_t)(batch - 1) * (msm_align((size_t)z->n_vars * 32) + msm_align((size_t)z->domain_size * 32));
+    uint64_t b = STREAM_RING * (msm_align(chunk * pbmax) + msm_align(chunk * 4)) + msm_align(chunk * 32) + scratch +
+                 batch * msm_align(buckets) +
+                 (uint64_t)(batch - 1) * (msm_align((size_t)z->n_vars * 32) + msm_align((size_t)z->domain_size * 32));
+    return b > floor ? b : floor;
+}
+
+/* LEAN: the NTT part of the arena at base (nullptr: its bytes only): the plan's twiddle tables
+   (ntt_tw_bytes) and scratch, then b; returns its bytes */
+size_t lean_ntt_carve(unsigned log_n, uint8_t *base, ntt_plan<fr> *p, fr **b)
+{
+    const size_t n = (size_t)1 << log_n, count = n / 2 + 1, cc = (size_t)1 << ntt_compact_log(log_n);
+    const size_t q = NTT_SHOUP ? 1 : 0;
+    const size_t len[10] = {count, count, q * count, q * count, cc, cc, q * cc, q * cc, n, n};
+    fr *at[10];
+    size_t off = 0;
+    for (int i = 0; i < 10; i++) {
+        at[i] = base && len[i] ? (fr *)(base + off) : nullptr;
+        off += msm_align(len[i] * sizeof(fr));
+    }
+    if (base) {
+        p->d_tw = at[0], p->d_itw = at[1], p->d_twq = at[2], p->d_itwq = at[3];
+        p->d_twc = at[4], p->d_itwc = at[5], p->d_twcq = at[6], p->d_itwcq = at[7];
+        p->d_tmp = at[8];
+        *b = at[9];
+    }
+    return off;
+}
+
+/* LEAN: the streamed buffers of a pass carved from base (nullptr: their bytes only), as
+   stream_bytes_cb counts them; k's chunk, batch and msm_bytes are set */
+size_t stream_carve(gpu_key *k, size_t pbmax, size_t buckets, uint8_t *base)
+{
+    size_t off = 0;
+    auto take = [&](void *dst, size_t b) {
+        if (base)
+            *(uint8_t **)dst = base + off;
+        off += msm_align(b);
+    };
+    for (int r = 0; r < STREAM_RING; r++) {
+        take(&k->d_ring[r], k->chunk * pbmax);
+        take(&k->d_ring_idx[r], k->chunk * 4);
+    }
+    take(&k->d_chunk_sc, k->chunk * 32);
+    take(&k->d_msm, k->msm_bytes);
+    for (unsigned p = 0; p < k->batch; p++) {
+        take(&k->d_bk[p], buckets);
+        if (p) {
+            take(&k->d_bw[p], k->n_vars * 32);
+            take(&k->d_bh[p], k->n * 32);
+        }
+    }
+    return off;
+}
+
+/* LEAN: the arena is the pass's (mu_ntt held): a shared one's twiddles are overwritten */
+static void lean_arena_take(gpu_key *k)
+{
+    if (k->share)
+        k->tw_ok = 0;
+}
+
+/* LEAN: the twiddle tables built in the arena on st (mu_ntt held), as key_attach builds a key's
+   own */
+cudaError_t lean_tables(gpu_key *k, cudaStream_t st)
+{
+    const size_t count = k->n / 2 + 1;
+    ntt_powers_kernel<fr><<<ntt_blocks((count + 63) / 64, 256), 256, 0, st>>>(k->plan.d_tw, count, k->wn, k->one);
+    ntt_powers_kernel<fr><<<ntt_blocks((count + 63) / 64, 256), 256, 0, st>>>(k->plan.d_itw, count, k->iwn, k->one);
+    cudaError_t e = ntt_plan_tables(k->plan, count, st);
+    if (e == cudaSuccess)
+        k->tw_ok = 1;
+    return e;
+}
+
+/* CUZK_GPU_LEAN_SHARE=0: a lean key's NTT buffers and pass buffers side by side (LEAN) */
+static int lean_share_env()
+{
+    const char *e = getenv("CUZK_GPU_LEAN_SHARE");
+    return !(e && *e == '0');
 }
 
 /* CUZK_GPU_PLACEMENT=resident|streamed|auto (tests, benchmarks): forces a placement */
@@ -619,6 +709,17 @@ void key_free(gpu_key *k)
         k->host_be->destroy(k->host_be);
     matrix_free(k->own_mat);
     host_bases_release(k->hb);
+    if (k->d_arena) { /* the buffers carved from it are not freed one by one */
+        cudaFree(k->d_arena);
+        memset(&k->plan, 0, sizeof k->plan);
+        memset(k->d_ring, 0, sizeof k->d_ring);
+        memset(k->d_ring_idx, 0, sizeof k->d_ring_idx);
+        memset(k->d_bk, 0, sizeof k->d_bk);
+        for (unsigned p = 1; p < STREAM_BATCH_MAX; p++)
+            k->d_bw[p] = k->d_bh[p] = nullptr;
+        k->d_chunk_sc = nullptr;
+        k->d_msm = nullptr;
+    }
     for (int i = 0; i < 6 && k->prof_ok; i++)
         cudaEventDestroy(k->prof.ev[i]);
     for (int r = 0; r < STREAM_RING; r++) {
@@ -776,7 +877,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         fixed += GPU_KEY_RESERVE;
         CUDA_TRY(cudaMemGetInfo(&free_b, &total_b));
         uint64_t cap = opts->gpu_mem ? opts->gpu_mem : total_b, used = gpu_mem_charge(im->device, 0);
-        stream_ctx sctx{z};
+        stream_ctx sctx{z, 0};
         gpu_plan_in pin = {};
         pin.cap = cap;
         pin.avail = cap > used ? cap - used : 0;
@@ -818,8 +919,11 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
            352 ms, chunks of 2^23 with a/b/c on the CPU and lean buffers 468 ms) */
         const char *aenv = getenv("CUZK_GPU_ABC"); /* "host" (tests): a/b/c on the CPU */
         k->abc_host = opts->no_abc || (aenv && !strcmp(aenv, "host"));
-        size_t lean_fixed = msm_align(ntt_tw_bytes<fr>(k->log_n)) + msm_align(n * 32) + msm_align(2 * n * 32) +
-                            msm_align(k->n_vars * 32) + GPU_KEY_RESERVE;
+        /* lean: h and the witness, and the arena's NTT part beside the streamed buffers, or under
+           them (share: stream_bytes counts at least the NTT part) */
+        const size_t lean_ntt = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
+        const int share = lean_share_env();
+        size_t lean_fixed = msm_align(n * 32) + msm_align(k->n_vars * 32) + GPU_KEY_RESERVE + (share ? 0 : lean_ntt);
         gpu_plan cand[3];
         int ok[3] = {0, 0, 0}, pick = -1;
         pin.fixed = fixed + (k->abc_host ? 0 : csr);
@@ -829,7 +933,9 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             ok[1] = !k->abc_host && !gpu_plan_key(&pin, &cand[1]) && cand[1].streamed;
             pin.fixed = lean_fixed;
             pin.force = GPU_PLACE_STREAMED; /* lean is for streamed keys only */
+            sctx.floor = share ? lean_ntt : 0;
             ok[2] = placement_forced() != GPU_PLACE_RESIDENT && !gpu_plan_key(&pin, &cand[2]);
+            sctx.floor = 0;
             pin.force = placement_forced();
         }
         pick = gpu_plan_pick(cand, ok, 3);
@@ -963,22 +1069,25 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
     w2n = fr_const(GPU_P(FR_ROOTS), k->log_n + 1);
     ninv = fr_const(GPU_P(FR_NINV), k->log_n);
     one = fr_const(GPU_P(FR_ROOTS), 0);
-    CUDA_TRY(cudaMalloc((void **)&k->plan.d_tw, (n / 2 + 1) * sizeof(fr)));
-    CUDA_TRY(cudaMalloc((void **)&k->plan.d_itw, (n / 2 + 1) * sizeof(fr)));
     k->w2n = w2n;
     k->ninv = ninv;
-    if (!k->lean)
+    k->wn = wn;
+    k->iwn = iwn;
+    k->one = one;
+    if (!k->lean) { /* a lean key's tables are in its arena (below), built by the first h step */
+        CUDA_TRY(cudaMalloc((void **)&k->plan.d_tw, (n / 2 + 1) * sizeof(fr)));
+        CUDA_TRY(cudaMalloc((void **)&k->plan.d_itw, (n / 2 + 1) * sizeof(fr)));
         CUDA_TRY(cudaMalloc((void **)&k->d_shift, n * sizeof(fr)));
-    CUDA_TRY(cudaMalloc((void **)&k->plan.d_tmp, n * sizeof(fr)));
-    ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
-    ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
-    CUDA_TRY(ntt_plan_finish(k->plan, n / 2 + 1, 0));
-    if (!k->lean)
+        CUDA_TRY(cudaMalloc((void **)&k->plan.d_tmp, n * sizeof(fr)));
+        ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_tw, n / 2 + 1, wn, one);
+        ntt_powers_kernel<fr><<<ntt_blocks((n / 2 + 63) / 64, 256), 256>>>(k->plan.d_itw, n / 2 + 1, iwn, one);
+        CUDA_TRY(ntt_plan_finish(k->plan, n / 2 + 1, 0));
         ntt_powers_kernel<fr><<<ntt_blocks((n + 63) / 64, 256), 256>>>(k->d_shift, n, w2n, ninv);
-    CUDA_TRY(cudaGetLastError());
+        CUDA_TRY(cudaGetLastError());
+    }
 
     CUDA_TRY(cudaMalloc((void **)&k->d_w, k->n_vars * 32));
-    CUDA_TRY(cudaMalloc((void **)&k->d_abc, (k->lean ? 2 : 3) * n * 32));
+    CUDA_TRY(cudaMalloc((void **)&k->d_abc, (k->lean ? 1 : 3) * n * 32));
     if (k->lean) { /* the MSMs read their scalars where h and the witness are */
         k->d_msm_w = (uint32_t *)k->d_w;
         k->d_msm_h = (uint32_t *)k->d_abc;
@@ -1006,25 +1115,42 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         CUDA_TRY(cudaHostAlloc((void **)&k->h_win, (size_t)k->batch * ZKEY_BASES * STREAM_WIN * sizeof(xyzz_t<fq2>),
                                cudaHostAllocDefault));
         for (int r = 0; r < STREAM_RING; r++) {
-            CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));
-            CUDA_TRY(cudaMalloc((void **)&k->d_ring_idx[r], k->chunk * 4));
             CUDA_TRY(cudaEventCreateWithFlags(&k->ev_copied[r], cudaEventDisableTiming));
             CUDA_TRY(cudaEventCreateWithFlags(&k->ev_used[r], cudaEventDisableTiming));
         }
-        CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc, k->chunk * 32));
         for (int i = 0; i < 2; i++)
             CUDA_TRY(cudaEventCreateWithFlags(&k->ev_item[i], cudaEventDisableTiming));
         k->d_bw[0] = k->d_msm_w;
         k->d_bh[0] = k->d_msm_h;
-        for (unsigned p = 0; p < k->batch; p++) {
-            CUDA_TRY(cudaMalloc((void **)&k->d_bk[p], buckets));
-            if (p) {
-                CUDA_TRY(cudaMalloc((void **)&k->d_bw[p], k->n_vars * 32));
-                CUDA_TRY(cudaMalloc((void **)&k->d_bh[p], n * 32));
+        if (k->lean) {
+            const size_t sb = stream_carve(k, pbmax, buckets, nullptr);
+            k->share = lean_share_env();
+            k->arena_ntt = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
+            k->arena_bytes = k->share ? (sb > k->arena_ntt ? sb : k->arena_ntt) : sb + k->arena_ntt;
+            CUDA_TRY(cudaMalloc((void **)&k->d_arena, k->arena_bytes));
+            lean_ntt_carve(k->log_n, k->d_arena, &k->plan, &k->d_lean_b);
+            stream_carve(k, pbmax, buckets, k->d_arena + (k->share ? 0 : k->arena_ntt));
+            k->tw_ok = 0;
+            snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
+                     " (the h step's NTT buffers and the pass's %s: %.2f GiB)", k->share ? "share" : "side by side",
+                     (double)k->arena_bytes / (1u << 30));
+        } else {
+            for (int r = 0; r < STREAM_RING; r++) {
+                CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));
+                CUDA_TRY(cudaMalloc((void **)&k->d_ring_idx[r], k->chunk * 4));
+            }
+            CUDA_TRY(cudaMalloc((void **)&k->d_chunk_sc, k->chunk * 32));
+            for (unsigned p = 0; p < k->batch; p++) {
+                CUDA_TRY(cudaMalloc((void **)&k->d_bk[p], buckets));
+                if (p) {
+                    CUDA_TRY(cudaMalloc((void **)&k->d_bw[p], k->n_vars * 32));
+                    CUDA_TRY(cudaMalloc((void **)&k->d_bh[p], n * 32));
+                }
             }
         }
     }
-    CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
+    if (!k->d_arena)
+        CUDA_TRY(cudaMalloc((void **)&k->d_msm, k->msm_bytes));
     if (k->wide)
         CUDA_TRY(cudaMalloc((void **)&k->d_full, sizeof *k->d_full));
     if (k->tab_h) { /* built in the MSM scratch, which no MSM uses yet */
@@ -1189,7 +1315,7 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
     const char *cu_what = "";
     size_t n = k->n;
     int u = ws->urgent != 0;
-    fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
+    fr *d_a = k->d_abc, *d_b = k->lean ? k->d_lean_b : k->d_abc + n, *d_c = k->lean ? nullptr : k->d_abc + 2 * n;
     int resident = 0;
     uint64_t tok = 0;
     if (!held && k->lean) /* the MSMs read d_abc and d_w in place: one at a time (mu_msm, then mu_ntt) */
@@ -1216,6 +1342,11 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
         CUDA_TRY(cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, k->st_ntt[u]));
         CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
         phase_set(ws, GROTH16_PHASE_COMPUTE);
+    }
+    if (k->lean && !k->tw_ok) {
+        cu_what = "twiddle tables";
+        if ((cu_err = lean_tables(k, k->st_ntt[u])) != cudaSuccess)
+            goto fail;
     }
     CUDA_TRY(coset_eval(k, d_a, k->st_ntt[u]));
     if (k->lean) {
@@ -1777,6 +1908,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
         CUDA_TRY(cudaMemcpyAsync(k->d_msm_h, ws->a, k->n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
     }
     CUDA_TRY(cudaEventRecord(k->ev_h, h_dev ? k->st_msm[u] : k->st_copy[u]));
+    lean_arena_take(k);
     if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
         goto fail;
     pthread_mutex_unlock(&k->mu_ntt);
@@ -2041,6 +2173,7 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
     if (k->lean) { /* slot 0's scalars are d_w and d_abc themselves */
         pthread_mutex_lock(&k->mu_ntt);
         k->w_token = k->abc_token = k->h_token = 0;
+        lean_arena_take(k);
     }
     CUDA_TRY(cudaSetDevice(im->device));
     for (int at = 0; at < n; at += (int)k->batch) {

@@ -466,6 +466,8 @@ static size_t ntt_tw_bytes(unsigned log_n)
  * by ntt_powers_kernel: with NTT_SHOUP the quotient tables (d_tw, d_itw to standard form in
  * place), then the per-stage tables */
 template <class fr>
+static cudaError_t ntt_plan_tables(ntt_plan<fr> &p, size_t count, cudaStream_t st);
+template <class fr>
 static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t st)
 {
     p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
@@ -476,6 +478,14 @@ static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t s
         if (e != cudaSuccess)
             return e;
     }
+    return ntt_plan_tables(p, count, st);
+}
+
+/* ntt_plan_finish's kernels alone, into tables the caller placed */
+template <class fr>
+static cudaError_t ntt_plan_tables(ntt_plan<fr> &p, size_t count, cudaStream_t st)
+{
+    size_t cc = (size_t)1 << ntt_compact_log(p.log_n);
     if (NTT_SHOUP) {
         ntt_shoup_kernel<fr><<<ntt_blocks(count, 256), 256, 0, st>>>(p.d_tw, p.d_twq, count);
         ntt_shoup_kernel<fr><<<ntt_blocks(count, 256), 256, 0, st>>>(p.d_itw, p.d_itwq, count);
