@@ -152,9 +152,10 @@ for curve in bn128 bls12381; do
             # streamed bases (chunks of a third of the largest set plus 7 points: no chunk divides
             # a set), byte for byte
             # second run: a/b/c on the CPU, no matrix on the device; third: the lean layout (no
-            # shift table, a/b/c in 2n, the MSMs' scalars in place); fourth: per set, B1, C and H
-            # streamed, the chunks of A and B2 taken from the device
+            # shift table, a/b/c in 2n, the MSMs' scalars in place); fourth: lean with a/b/c on the
+            # device; fifth: per set, B1, C and H streamed, the chunks of A and B2 taken from the device
             for run in "$(( size / 3 + 7 )) device 0 all" "0 host 0 all" "$(( size / 5 + 3 )) host 1 all" \
+                "$(( size / 5 + 3 )) device 1 all" \
                 "$(( size / 4 + 1 )) device 0 B1,C,H"; do
                 read -r chunk abc lean sets <<< "$run"
                 want='key placement: streamed'

@@ -924,33 +924,39 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         const size_t lean_ntt = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
         const int share = lean_share_env();
         size_t lean_fixed = msm_align(n * 32) + msm_align(k->n_vars * 32) + GPU_KEY_RESERVE + (share ? 0 : lean_ntt);
-        gpu_plan cand[3];
-        int ok[3] = {0, 0, 0}, pick = -1;
+        /* candidates, fewest compromises first: [0] a/b/c on the device, [1] a/b/c on the CPU,
+           [2] lean with a/b/c on the device (the matrix beside the lean buffers), [3] lean with
+           a/b/c on the CPU */
+        gpu_plan cand[4];
+        int ok[4] = {0, 0, 0, 0}, pick = -1;
         pin.fixed = fixed + (k->abc_host ? 0 : csr);
         ok[0] = !gpu_plan_key(&pin, &cand[0]);
         if (!(ok[0] && !cand[0].streamed)) {
             pin.fixed = fixed;
             ok[1] = !k->abc_host && !gpu_plan_key(&pin, &cand[1]) && cand[1].streamed;
-            pin.fixed = lean_fixed;
             pin.force = GPU_PLACE_STREAMED; /* lean is for streamed keys only */
             sctx.floor = share ? lean_ntt : 0;
-            ok[2] = placement_forced() != GPU_PLACE_RESIDENT && !gpu_plan_key(&pin, &cand[2]);
+            for (int c = 2; c < 4; c++) {
+                pin.fixed = lean_fixed + (c == 2 ? csr : 0);
+                ok[c] = placement_forced() != GPU_PLACE_RESIDENT && !(c == 2 && k->abc_host) &&
+                        !gpu_plan_key(&pin, &cand[c]);
+            }
             sctx.floor = 0;
             pin.force = placement_forced();
         }
-        pick = gpu_plan_pick(cand, ok, 3);
+        pick = gpu_plan_pick(cand, ok, 4);
         const char *lenv = getenv("CUZK_GPU_LEAN"); /* "1" (tests): the lean layout whenever it streams */
-        if (lenv && !strcmp(lenv, "1") && ok[2] && (pick < 0 || cand[pick].streamed))
-            pick = 2;
+        if (lenv && !strcmp(lenv, "1") && (pick < 0 || cand[pick].streamed) && (ok[2] || ok[3]))
+            pick = ok[2] ? 2 : 3;
         int bad = pick < 0;
         k->place = cand[0]; /* its why says what failed */
         if (!bad) {
             k->place = cand[pick];
-            k->abc_host |= pick > 0;
-            k->lean = pick == 2;
+            k->abc_host |= pick == 1 || pick == 3;
+            k->lean = pick >= 2;
             if (pick > 0)
                 snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                         "; a/b/c on the CPU%s", k->lean ? ", lean buffers" : "");
+                         "; a/b/c on the %s%s", k->abc_host ? "CPU" : "device", k->lean ? ", lean buffers" : "");
         }
         if (bad) {
             cuzk_err rc2 = cuzk_errf(err, CUZK_ENOMEM, "gpu %d: %s (--gpu-mem %.2f GiB, %.2f GiB held by other keys, "
@@ -1245,6 +1251,72 @@ cudaError_t abc_on_device(gpu_key *k, groth16_ws *ws, int u, const char **what)
     return e;
 }
 
+/* LEAN with the matrix on the device: the rows [r0, r0 + n) of the matrix (0: a, n: b) at
+   the witness in d_w, into out (on st) */
+void lean_rows(gpu_key *k, fr *out, size_t r0, cudaStream_t st)
+{
+    eval_ab_kernel<fr><<<ntt_blocks(k->n, 256), 256, 0, st>>>(out, k->d_row_ptr + r0, k->d_col, k->d_val,
+                                                              (const fr *)k->d_w, k->n);
+}
+
+/* LEAN: d_w <- the workspace's witness unless it holds it already (mu_msm and mu_ntt held;
+   waited for) */
+cudaError_t lean_witness(gpu_key *k, groth16_ws *ws, int u)
+{
+    if (ws->w_token && ws->w_token == k->w_token)
+        return cudaSuccess;
+    k->w_token = 0; /* d_w is rewritten */
+    phase_set(ws, GROTH16_PHASE_COPY);
+    cudaError_t e = upload_witness(k, 1, k->d_w, ws, k->st_ntt[u]);
+    phase_set(ws, GROTH16_PHASE_COMPUTE);
+    if (e == cudaSuccess)
+        k->w_token = ws->w_token = gpu_token_next();
+    return e;
+}
+
+/* eval_abc of a LEAN key with the matrix on the device (mu_msm, then mu_ntt: d_w is the MSM
+ * scalars): the witness goes up; compute_h evaluates a/b/c from it on the device. Host copies
+ * only where the caller asks for them (not keep_on_device): a, b and c = a b evaluated into b's
+ * buffer and the NTT scratch, then copied down. */
+cuzk_err lean_eval_abc(gpu_impl *im, gpu_key *k, groth16_ws *ws, char *err)
+{
+    cudaError_t cu_err = cudaSuccess;
+    const char *cu_what = "";
+    size_t n = k->n;
+    int u = ws->urgent != 0;
+    pthread_mutex_lock(&k->mu_msm);
+    pthread_mutex_lock(&k->mu_ntt);
+    k->abc_token = k->h_token = 0;
+    ws->abc_token = 0;
+    CUDA_TRY(cudaSetDevice(im->device));
+    CUDA_TRY(lean_witness(k, ws, u));
+    if (ws->keep_on_device) {
+        ws->host_missing |= GROTH16_HOST_ABC;
+    } else {
+        cudaStream_t st = k->st_ntt[u];
+        lean_rows(k, k->d_abc, 0, st);
+        lean_rows(k, k->d_lean_b, n, st);
+        fr_mul3_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(k->plan.d_tmp, k->d_abc, k->d_lean_b, n);
+        CUDA_TRY(cudaGetLastError());
+        phase_set(ws, GROTH16_PHASE_COPY);
+        CUDA_TRY(cudaMemcpyAsync(ws->a, k->d_abc, n * 32, cudaMemcpyDeviceToHost, st));
+        CUDA_TRY(cudaMemcpyAsync(ws->b, k->d_lean_b, n * 32, cudaMemcpyDeviceToHost, st));
+        CUDA_TRY(cudaMemcpyAsync(ws->c, k->plan.d_tmp, n * 32, cudaMemcpyDeviceToHost, st));
+        CUDA_TRY(cudaStreamSynchronize(st));
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
+        ws->host_missing &= ~(unsigned)GROTH16_HOST_ABC;
+    }
+    pthread_mutex_unlock(&k->mu_ntt);
+    pthread_mutex_unlock(&k->mu_msm);
+    return CUZK_OK;
+fail:
+    cudaStreamSynchronize(k->st_ntt[u]);
+    pthread_mutex_unlock(&k->mu_ntt);
+    pthread_mutex_unlock(&k->mu_msm);
+    return cuzk_errf(err, gpu_err_code(cu_err), "gpu %d: eval_abc: %s failed: %s", im->device, cu_what,
+                     cudaGetErrorString(cu_err));
+}
+
 cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
@@ -1263,6 +1335,8 @@ cuzk_err gpu_eval_abc(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
         ws->abc_token = 0;
         return e;
     }
+    if (k->lean)
+        return lean_eval_abc(im, k, ws, err);
     pthread_mutex_lock(&k->mu_ntt);
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     CUDA_TRY(cudaSetDevice(im->device));
@@ -1306,6 +1380,68 @@ cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
     return ntt_run(k->plan, d, 0, st);
 }
 
+/* compute_h of a LEAN key (mu_msm and mu_ntt held), h left in d_abc on st_ntt[u]: a/b/c in 2n
+ * (b's buffer in the arena). With the matrix on the device a and b are evaluated from the
+ * witness in d_w (uploaded again if a pass took it), and after a *= b, c = a b is evaluated
+ * again into b's buffer through the NTT scratch; else a/b/c come from the host buffers, b going
+ * up while a's NTTs run and c after a *= b. The twiddles are built first where a pass overwrote
+ * them. */
+cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
+{
+    const size_t n = k->n;
+    fr *d_a = k->d_abc, *d_b = k->d_lean_b;
+    cudaStream_t st = k->st_ntt[u], cp = k->st_copy[u];
+    const int dev = !k->abc_host;
+    cudaError_t e = cudaSuccess;
+    *what = "h (lean buffers)";
+    k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
+    ws->abc_token = 0;
+    if (dev) {
+        if ((e = lean_witness(k, ws, u)) != cudaSuccess) {
+            *what = "witness upload";
+            return e;
+        }
+        lean_rows(k, d_a, 0, st);
+    } else {
+        phase_set(ws, GROTH16_PHASE_COPY);
+        if ((e = cudaMemcpyAsync(d_a, ws->a, n * 32, cudaMemcpyHostToDevice, st)) != cudaSuccess ||
+            (e = cudaStreamSynchronize(st)) != cudaSuccess)
+            return e;
+        phase_set(ws, GROTH16_PHASE_COMPUTE);
+    }
+    if (!k->tw_ok && (e = lean_tables(k, st)) != cudaSuccess) {
+        *what = "twiddle tables";
+        return e;
+    }
+    if ((e = coset_eval(k, d_a, st)) != cudaSuccess)
+        return e;
+    if (dev) {
+        lean_rows(k, d_b, n, st);
+    } else if ((e = cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
+               (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess ||
+               (e = cudaStreamWaitEvent(st, k->ev_bc, 0)) != cudaSuccess) {
+        return e;
+    }
+    if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
+        return e;
+    fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, d_b, n);
+    if (dev) {
+        lean_rows(k, d_b, 0, st);
+        lean_rows(k, k->plan.d_tmp, n, st);
+        fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_b, k->plan.d_tmp, n);
+    } else if ((e = cudaEventRecord(k->ev_bc, st)) != cudaSuccess ||
+               (e = cudaStreamWaitEvent(cp, k->ev_bc, 0)) != cudaSuccess ||
+               (e = cudaMemcpyAsync(d_b, ws->c, n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
+               (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess ||
+               (e = cudaStreamWaitEvent(st, k->ev_bc, 0)) != cudaSuccess) {
+        return e;
+    }
+    if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
+        return e;
+    h_sub_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, d_b, n);
+    return cudaGetLastError();
+}
+
 /* compute_h; held: the caller holds the key's locks already (msm_all recomputing h) */
 cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, int held)
 {
@@ -1315,18 +1451,23 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
     const char *cu_what = "";
     size_t n = k->n;
     int u = ws->urgent != 0;
-    fr *d_a = k->d_abc, *d_b = k->lean ? k->d_lean_b : k->d_abc + n, *d_c = k->lean ? nullptr : k->d_abc + 2 * n;
+    fr *d_a = k->d_abc, *d_b = k->d_abc + n, *d_c = k->d_abc + 2 * n;
     int resident = 0;
     uint64_t tok = 0;
     if (!held && k->lean) /* the MSMs read d_abc and d_w in place: one at a time (mu_msm, then mu_ntt) */
         pthread_mutex_lock(&k->mu_msm);
     if (!held)
         pthread_mutex_lock(&k->mu_ntt);
+    CUDA_TRY(cudaSetDevice(im->device));
+    if (k->lean) {
+        if ((cu_err = lean_h(k, ws, u, &cu_what)) != cudaSuccess)
+            goto fail;
+        goto combined;
+    }
     /* this workspace's own eval_abc left a/b/c in d_abc and nothing ran there since */
     resident = ws->abc_token != 0 && ws->abc_token == k->abc_token;
     k->abc_token = k->h_token = 0; /* d_abc is rewritten below */
     ws->abc_token = 0;
-    CUDA_TRY(cudaSetDevice(im->device));
     if (!resident && (ws->host_missing & GROTH16_HOST_ABC)) {
         /* a/b/c were kept on the device alone and another workspace's step has since reused
            the buffers: evaluate them again */
@@ -1343,28 +1484,7 @@ cuzk_err compute_h_impl(cuzk_backend *be, void *ks, groth16_ws *ws, char *err, i
         CUDA_TRY(cudaStreamSynchronize(k->st_ntt[u]));
         phase_set(ws, GROTH16_PHASE_COMPUTE);
     }
-    if (k->lean && !k->tw_ok) {
-        cu_what = "twiddle tables";
-        if ((cu_err = lean_tables(k, k->st_ntt[u])) != cudaSuccess)
-            goto fail;
-    }
     CUDA_TRY(coset_eval(k, d_a, k->st_ntt[u]));
-    if (k->lean) {
-        /* 2n: b goes up while a's NTTs run, then a *= b, then c goes up into b's place */
-        CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
-        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_copy[u]));
-        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], k->ev_bc, 0));
-        CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
-        fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, n);
-        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_ntt[u]));
-        CUDA_TRY(cudaStreamWaitEvent(k->st_copy[u], k->ev_bc, 0));
-        CUDA_TRY(cudaMemcpyAsync(d_b, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
-        CUDA_TRY(cudaEventRecord(k->ev_bc, k->st_copy[u]));
-        CUDA_TRY(cudaStreamWaitEvent(k->st_ntt[u], k->ev_bc, 0));
-        CUDA_TRY(coset_eval(k, d_b, k->st_ntt[u]));
-        h_sub_kernel<fr><<<ntt_blocks(n, 256), 256, 0, k->st_ntt[u]>>>(d_a, d_b, n);
-        goto combined;
-    }
     if (!resident) {
         CUDA_TRY(cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
         CUDA_TRY(cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, k->st_copy[u]));
@@ -1896,6 +2016,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
             return e;
         }
         h_dev = 1;
+        w_dev = ws->w_token && ws->w_token == k->w_token; /* the h step may have uploaded it */
     }
     if (!w_dev) {
         k->w_token = 0; /* d_w is rewritten */

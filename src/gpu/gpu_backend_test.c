@@ -643,8 +643,12 @@ static int check_key(const char *path, cuzk_backend *cpu, cuzk_backend *gpu)
             size_t chunks[3] = {big / 3 + 7, 1000, 0};
             for (int c = 0; c < 3; c++)
                 fails += check_streamed(&z, &sr, gpu, mat, &f, chunks[c], 0, 0);
-            setenv("CUZK_GPU_LEAN", "1", 1); /* the lean layout (backend_impl.cuh LEAN) */
+            /* the lean layout (backend_impl.cuh LEAN), a/b/c on the device, then on the CPU */
+            setenv("CUZK_GPU_LEAN", "1", 1);
             fails += check_streamed(&z, &sr, gpu, mat, &f, big / 5 + 3, 0, 0);
+            setenv("CUZK_GPU_ABC", "host", 1);
+            fails += check_streamed(&z, &sr, gpu, mat, &f, big / 5 + 3, 0, 0);
+            unsetenv("CUZK_GPU_ABC");
             unsetenv("CUZK_GPU_LEAN");
             /* PER SET: the sets asked for stream, the others' chunks come from the device */
             static const struct {

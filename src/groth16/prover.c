@@ -288,7 +288,11 @@ static void *batch_feed_main(void *arg)
         t1 = mono_s();
         f->setup += t1 - t;
         t = t1;
+        /* a/b/c may stay on a device (its h step reads them there, or evaluates them again);
+           h must reach the host buffer, where msm_batch takes it from */
+        f->ws[i].keep_on_device = 1;
         cuzk_err e = groth16_step_abc(f->be, f->ks, &f->ws[i], err);
+        f->ws[i].keep_on_device = 0;
         t1 = mono_s();
         f->abc += t1 - t;
         if (!e)
