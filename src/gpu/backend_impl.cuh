@@ -1380,6 +1380,20 @@ cudaError_t coset_eval(gpu_key *k, fr *d, cudaStream_t st)
     return ntt_run(k->plan, d, 0, st);
 }
 
+/* LEAN: n host elements at src up into dst on the copy stream cp, st waiting for them; after:
+   the copy first waits for the work queued on st so far */
+static cudaError_t lean_up(gpu_key *k, fr *dst, const void *src, cudaStream_t st, cudaStream_t cp, int after)
+{
+    cudaError_t e = cudaSuccess;
+    if (after && ((e = cudaEventRecord(k->ev_bc, st)) != cudaSuccess ||
+                  (e = cudaStreamWaitEvent(cp, k->ev_bc, 0)) != cudaSuccess))
+        return e;
+    if ((e = cudaMemcpyAsync(dst, src, k->n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
+        (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess)
+        return e;
+    return cudaStreamWaitEvent(st, k->ev_bc, 0);
+}
+
 /* compute_h of a LEAN key (mu_msm and mu_ntt held), h left in d_abc on st_ntt[u]: a/b/c in 2n
  * (b's buffer in the arena). With the matrix on the device a and b are evaluated from the
  * witness in d_w (uploaded again if a pass took it), and after a *= b, c = a b is evaluated
@@ -1417,9 +1431,7 @@ cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
         return e;
     if (dev) {
         lean_rows(k, d_b, n, st);
-    } else if ((e = cudaMemcpyAsync(d_b, ws->b, n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
-               (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess ||
-               (e = cudaStreamWaitEvent(st, k->ev_bc, 0)) != cudaSuccess) {
+    } else if ((e = lean_up(k, d_b, ws->b, st, cp, 0)) != cudaSuccess) {
         return e;
     }
     if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
@@ -1429,11 +1441,7 @@ cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
         lean_rows(k, d_b, 0, st);
         lean_rows(k, k->plan.d_tmp, n, st);
         fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_b, k->plan.d_tmp, n);
-    } else if ((e = cudaEventRecord(k->ev_bc, st)) != cudaSuccess ||
-               (e = cudaStreamWaitEvent(cp, k->ev_bc, 0)) != cudaSuccess ||
-               (e = cudaMemcpyAsync(d_b, ws->c, n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
-               (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess ||
-               (e = cudaStreamWaitEvent(st, k->ev_bc, 0)) != cudaSuccess) {
+    } else if ((e = lean_up(k, d_b, ws->c, st, cp, 1)) != cudaSuccess) { /* after a *= b */
         return e;
     }
     if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
