@@ -2344,6 +2344,7 @@ void gpu_key_info(cuzk_backend *be, void *ks, groth16_key_info *out)
     out->resident_bytes = k->place.resident;
     out->table = k->tab_h;
     out->abc_on_host = k->abc_host;
+    out->serial_steps = k->lean && !k->abc_host;
     out->batch_max = k->place.streamed ? k->batch : 1;
     if (k->place.streamed)
         out->chunk_points = k->chunk;

@@ -115,6 +115,9 @@ typedef struct groth16_key_info {
     int table;               /* resident: the h MSM runs over a table of shifted bases */
     int abc_on_host;         /* the constraint matrix stays in host memory: a/b/c are evaluated
                                 by the CPU (no_abc, or no room on the device) */
+    int serial_steps;        /* a/b/c, h and the MSMs hold the device one at a time and use no
+                                CPU (a lean streamed key with a/b/c on the device): partitions
+                                gain nothing from overlapping their steps */
     /* streamed, since attach: passes, bytes copied, microseconds the device waited on copies */
     uint64_t passes, bytes_copied, copy_wait_us;
 } groth16_key_info;

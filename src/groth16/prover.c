@@ -264,14 +264,14 @@ typedef struct {
     double setup, abc, h;
 } batch_feed;
 
-static void *batch_feed_main(void *arg)
+/* the feeder's work for partitions [from, to) */
+static void batch_feed_range(batch_feed *f, int from, int to)
 {
-    batch_feed *f = arg;
     /* CUZK_TEST_FEED_DELAY_MS (tests): each partition's steps start this late, so that an MSM
        side that did not wait for them would read them unfinished */
     const char *d = getenv("CUZK_TEST_FEED_DELAY_MS");
     long delay = d ? atol(d) : 0;
-    for (int i = 0; i < f->n; i++) {
+    for (int i = from; i < to; i++) {
         if (delay > 0 && delay < 10000)
             nanosleep(&(struct timespec){delay / 1000, (delay % 1000) * 1000000L}, NULL);
         pthread_mutex_lock(&f->mu);
@@ -310,26 +310,43 @@ static void *batch_feed_main(void *arg)
         if (e)
             break;
     }
+}
+
+static void *batch_feed_main(void *arg)
+{
+    batch_feed *f = arg;
+    batch_feed_range(f, 0, f->n);
     return NULL;
 }
 
-/* the partitions a pass of this key serves, where it serves fewer than n and the stages should
-   overlap; 0: feed every partition first, then the MSMs of all */
-static int batch_pass_size(cuzk_backend *be, void *ks, int n)
+/* the partitions a pass of this key serves (n: all at once), and whether the feeder overlaps
+   the passes (*threaded) */
+static int batch_pass_size(cuzk_backend *be, void *ks, int n, int *threaded)
 {
     /* CUZK_BATCH_OVERLAP 0: the stages in turn; 1: overlapped on any backend. By default they
        overlap on a device backend only: on the CPU both stages use every core, and beside each
        other they take longer (measured: 6 partitions of tests/data's bls12381 merkle, 547 ms
-       overlapped against 493 in turn) */
+       overlapped against 493 in turn). A key whose steps hold its device one at a time and
+       use no CPU (serial_steps) gains nothing from the overlap and loses the device copies
+       its steps leave for the next: its passes take their partitions in turn, each group fed
+       just before its pass, so that the witness and h a pass reads are still on the device */
     const char *o = getenv("CUZK_BATCH_OVERLAP");
     int on = o && *o ? *o == '1' : be->device >= 0;
-    if (!be->msm_batch || !be->key_info || n < 2 || !on)
-        return 0;
+    *threaded = 0;
+    if (!be->msm_batch || !be->key_info || n < 2)
+        return n;
     groth16_key_info ki;
     memset(&ki, 0, sizeof ki);
     be->key_info(be, ks, &ki);
     int p = ki.batch_max ? (int)ki.batch_max : 1;
-    return p < n ? p : 0;
+    if (p >= n)
+        return n;
+    if (ki.serial_steps && !(o && *o == '1'))
+        return p;
+    if (!on)
+        return n;
+    *threaded = 1;
+    return p;
 }
 
 cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
@@ -351,10 +368,9 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     for (int i = 0; i < n; i++)
         wp[i] = &ws[i];
     /* each partition's witness, a/b/c and h by the feeder (on a thread of its own where the
-       stages overlap, else here first), the MSMs of each pass once its partitions are fed */
-    int pass = batch_pass_size(be, ks, n), threaded = pass != 0;
-    if (!pass)
-        pass = n;
+       stages overlap, else here, each pass's partitions before it), the MSMs of each pass once
+       its partitions are fed */
+    int threaded, pass = batch_pass_size(be, ks, n, &threaded);
     batch_feed f = {.be = be, .ks = ks, .z = z, .w = w, .mem = mem, .per = per, .bytes = bytes, .pinned = pinned,
                     .ws = ws, .n = n};
     pthread_t th;
@@ -373,13 +389,13 @@ cuzk_err groth16_prove_batch(cuzk_proof *out, cuzk_backend *be, void *ks, const 
         e = cuzk_errf(err, CUZK_ENOMEM, "--batch: no thread for the a/b/c and h steps");
         goto done;
     }
-    if (!threaded)
-        batch_feed_main(&f);
     /* overlapped, a short pass (n not a multiple of the pass size) goes first: it waits for the
        feeder's fewest partitions, and the passes stay as few */
     int first = threaded && n % pass ? n % pass : pass;
     for (int g = 0; g < n && !e;) {
         int cnt = g == 0 ? first : n - g < pass ? n - g : pass, fed;
+        if (!threaded)
+            batch_feed_range(&f, g, g + cnt);
         pthread_mutex_lock(&f.mu);
         while (f.ready < g + cnt && !f.e)
             pthread_cond_wait(&f.cv, &f.mu);
