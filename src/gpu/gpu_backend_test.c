@@ -370,6 +370,8 @@ static void make_witness(uint8_t *w, size_t nv, int kind, const uint8_t *r_le)
    zeros, all ones, mixed, random in turn), each in mem[i] = [CPU a|b|c][GPU a|b|c][witness],
    the GPU's a holding the CPU's h */
 typedef struct stream_refs {
+    cuzk_backend *cpu; /* and its key: the oracle of the a/b/c check */
+    void *ks_c;
     uint8_t *mem[STREAM_WS];
     int pinned[STREAM_WS];
     groth16_ws ref[STREAM_WS], ws[STREAM_WS];
@@ -380,6 +382,8 @@ static int stream_refs_make(stream_refs *r, const zkey_file *z, cuzk_backend *cp
     char err[CUZK_ERRLEN];
     size_t abc = groth16_ws_size(z), nv = z->n_vars, wb = 32 * nv;
     memset(r, 0, sizeof *r);
+    r->cpu = cpu;
+    r->ks_c = ks_c;
     for (int i = 0; i < STREAM_WS; i++) {
         uint8_t *m = r->mem[i] = gpu_host_alloc(2 * abc + wb, &r->pinned[i]);
         if (!m) {
@@ -469,16 +473,26 @@ static int check_streamed(const zkey_file *z, stream_refs *r, cuzk_backend *gpu,
         fails += !ok;
     }
     /* the h step after passes (a lean key's twiddles share its arena with a pass's buffers and
-       are built again): a/b/c and h on the device against the CPU's h, then one more pass */
+       are built again): a/b/c (their host copies against the CPU's) and h on the device against
+       the CPU's h, then one more pass */
     {
         const size_t hb = (size_t)z->domain_size * 32;
-        groth16_ws *g = &r->ws[3];
-        memset(g->a, 0xa5, hb);
+        groth16_ws *g = &r->ws[3], t;
+        uint8_t *tm = malloc(groth16_ws_size(z));
+        memset(g->a, 0xa5, 3 * hb);
         memset(g->msm, 0xa5, sizeof g->msm);
-        e = gpu->eval_abc(gpu, ks, g, err);
+        e = tm ? gpu->eval_abc(gpu, ks, g, err) : CUZK_ENOMEM;
+        ok = e == CUZK_OK;
+        if (ok) {
+            groth16_ws_init(&t, z, tm, g->wtns);
+            e = r->cpu->eval_abc(r->cpu, r->ks_c, &t, err);
+            ok = e == CUZK_OK && !memcmp(g->a, t.a, hb) && !memcmp(g->b, t.b, hb) && !memcmp(g->c, t.c, hb);
+            printf("  streamed eval_abc, host copies against the CPU's: %s\n", ok ? "ok" : "FAIL");
+        }
+        free(tm);
         if (e == CUZK_OK)
             e = gpu->compute_h(gpu, ks, g, err);
-        ok = e == CUZK_OK && memcmp(g->a, r->ref[3].a, hb) == 0;
+        ok &= e == CUZK_OK && memcmp(g->a, r->ref[3].a, hb) == 0;
         if (ok) {
             e = gpu->msm_all(gpu, ks, g, err);
             ok = e == CUZK_OK && msm_all_equal(f, &r->ref[3], g);
