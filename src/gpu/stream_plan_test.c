@@ -135,6 +135,51 @@ static void test_chunk_force(void)
     CHECK(gpu_plan_key(&in, &p) == -1 && strstr(p.why, "streamed"), "no room: %s", p.why);
 }
 
+/* a lean key's arena: the streamed buffers overlay its NTT part (a floor under stream_bytes)
+   instead of sitting beside it; 1.5 KB of buffers a point of chunk, 2^26-sized numbers */
+typedef struct floor_model {
+    uint64_t floor;
+} floor_model;
+static uint64_t floor_bytes(void *ctx, uint64_t chunk, unsigned batch)
+{
+    uint64_t b = chunk * 1536 + (uint64_t)batch * (64u << 20);
+    return b > ((floor_model *)ctx)->floor ? b : ((floor_model *)ctx)->floor;
+}
+
+static void test_floor(void)
+{
+    const uint64_t gib = 1ull << 30, ntt = 9 * gib, persistent = 4700ull << 20;
+    floor_model fm = {0};
+    gpu_plan_in in = {0};
+    gpu_plan side, shared;
+    uint64_t chunk;
+    unsigned batch;
+    in.cap = in.avail = 16 * gib;
+    in.bases = 47 * gib;
+    in.points_max = 90000000;
+    in.batch_want = 3;
+    in.force = GPU_PLACE_STREAMED;
+    in.stream_bytes = floor_bytes;
+    in.ctx = &fm;
+    in.fixed = persistent + ntt; /* side by side */
+    CHECK(gpu_plan_key(&in, &side) == 0 && !ref_plan(&in, &chunk, &batch) && side.chunk == chunk &&
+              side.batch == batch, "side by side: chunk %llu batch %u (reference %llu %u)",
+          (unsigned long long)side.chunk, side.batch, (unsigned long long)chunk, batch);
+    in.fixed = persistent;
+    fm.floor = ntt; /* shared */
+    CHECK(gpu_plan_key(&in, &shared) == 0 && !ref_plan(&in, &chunk, &batch) && shared.chunk == chunk &&
+              shared.batch == batch, "shared: chunk %llu batch %u (reference %llu %u)",
+          (unsigned long long)shared.chunk, shared.batch, (unsigned long long)chunk, batch);
+    CHECK(shared.chunk >= 4 * side.chunk, "the shared arena's chunks (%llu) are not 4x the others' (%llu)",
+          (unsigned long long)shared.chunk, (unsigned long long)side.chunk);
+    CHECK(shared.need <= in.avail && shared.need >= persistent + ntt, "shared need %llu",
+          (unsigned long long)shared.need);
+    /* a chunk whose buffers are smaller than the NTT part costs the NTT part */
+    in.chunk_force = 1 << 16;
+    CHECK(gpu_plan_key(&in, &shared) == 0 && shared.need == persistent + ntt, "small chunk need %llu",
+          (unsigned long long)shared.need);
+}
+
 /* the sets kept on the device, restated: in order of size (ties: the lower set), each that still
    fits beside the buffers of the chunk and `batch` partitions, and the sets kept before it */
 static unsigned ref_sets(const gpu_plan_in *in, uint64_t chunk, unsigned batch, uint64_t *kept)
@@ -326,6 +371,7 @@ int main(void)
     test_resident();
     test_streamed_sweep();
     test_chunk_force();
+    test_floor();
     test_sets();
     test_compact();
     test_pick();
