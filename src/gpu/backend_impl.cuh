@@ -148,7 +148,6 @@ struct gpu_key {
        a proof, against chunks of 2^23 points instead of 2^20 and a pass of 1.05 s instead of
        1.72) */
     uint8_t *d_arena;
-    size_t arena_bytes, arena_ntt;
     int share, tw_ok;
     fr *d_lean_b;
     fr w2n, ninv; /* the shift factors' base and start: w_(2n)^i / n */
@@ -955,6 +954,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             k->place = cand[pick];
             k->abc_host |= pick == 1 || pick == 3;
             k->lean = pick >= 2;
+            k->share = k->lean && share;
             if (pick > 0)
                 snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
                          "; a/b/c on the %s%s", k->abc_host ? "CPU" : "device", k->lean ? ", lean buffers" : "");
@@ -1131,16 +1131,15 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         k->d_bh[0] = k->d_msm_h;
         if (k->lean) {
             const size_t sb = stream_carve(k, pbmax, buckets, nullptr);
-            k->share = lean_share_env();
-            k->arena_ntt = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
-            k->arena_bytes = k->share ? (sb > k->arena_ntt ? sb : k->arena_ntt) : sb + k->arena_ntt;
-            CUDA_TRY(cudaMalloc((void **)&k->d_arena, k->arena_bytes));
+            const size_t nb = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
+            const size_t ab = k->share ? (sb > nb ? sb : nb) : sb + nb;
+            CUDA_TRY(cudaMalloc((void **)&k->d_arena, ab));
             lean_ntt_carve(k->log_n, k->d_arena, &k->plan, &k->d_lean_b);
-            stream_carve(k, pbmax, buckets, k->d_arena + (k->share ? 0 : k->arena_ntt));
+            stream_carve(k, pbmax, buckets, k->d_arena + (k->share ? 0 : nb));
             k->tw_ok = 0;
             snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
                      " (the h step's NTT buffers and the pass's %s: %.2f GiB)", k->share ? "share" : "side by side",
-                     (double)k->arena_bytes / (1u << 30));
+                     (double)ab / (1u << 30));
         } else {
             for (int r = 0; r < STREAM_RING; r++) {
                 CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));

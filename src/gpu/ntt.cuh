@@ -462,25 +462,6 @@ static size_t ntt_tw_bytes(unsigned log_n)
     return (NTT_SHOUP ? 2 : 1) * 2 * (full + c);
 }
 
-/* the rest of the plan's tables, once d_tw and d_itw (count = n/2 + 1 entries each) are built
- * by ntt_powers_kernel: with NTT_SHOUP the quotient tables (d_tw, d_itw to standard form in
- * place), then the per-stage tables */
-template <class fr>
-static cudaError_t ntt_plan_tables(ntt_plan<fr> &p, size_t count, cudaStream_t st);
-template <class fr>
-static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t st)
-{
-    p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
-    size_t cc = (size_t)1 << ntt_compact_log(p.log_n);
-    fr **bufs[6] = {&p.d_twq, &p.d_itwq, &p.d_twcq, &p.d_itwcq, &p.d_twc, &p.d_itwc};
-    for (int b = NTT_SHOUP ? 0 : 4; b < 6; b++) {
-        cudaError_t e = cudaMalloc((void **)bufs[b], (b < 2 ? count : cc) * sizeof(fr));
-        if (e != cudaSuccess)
-            return e;
-    }
-    return ntt_plan_tables(p, count, st);
-}
-
 /* ntt_plan_finish's kernels alone, into tables the caller placed */
 template <class fr>
 static cudaError_t ntt_plan_tables(ntt_plan<fr> &p, size_t count, cudaStream_t st)
@@ -495,6 +476,23 @@ static cudaError_t ntt_plan_tables(ntt_plan<fr> &p, size_t count, cudaStream_t s
     ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_twc, p.d_tw, cc, p.log_n);
     ntt_compact_kernel<fr><<<ntt_blocks(cc, 256), 256, 0, st>>>(p.d_itwc, p.d_itw, cc, p.log_n);
     return cudaGetLastError();
+}
+
+/* the rest of the plan's tables, once d_tw and d_itw (count = n/2 + 1 entries each) are built
+ * by ntt_powers_kernel: with NTT_SHOUP the quotient tables (d_tw, d_itw to standard form in
+ * place), then the per-stage tables */
+template <class fr>
+static cudaError_t ntt_plan_finish(ntt_plan<fr> &p, size_t count, cudaStream_t st)
+{
+    p.d_twq = p.d_itwq = p.d_twc = p.d_itwc = p.d_twcq = p.d_itwcq = nullptr;
+    size_t cc = (size_t)1 << ntt_compact_log(p.log_n);
+    fr **bufs[6] = {&p.d_twq, &p.d_itwq, &p.d_twcq, &p.d_itwcq, &p.d_twc, &p.d_itwc};
+    for (int b = NTT_SHOUP ? 0 : 4; b < 6; b++) {
+        cudaError_t e = cudaMalloc((void **)bufs[b], (b < 2 ? count : cc) * sizeof(fr));
+        if (e != cudaSuccess)
+            return e;
+    }
+    return ntt_plan_tables(p, count, st);
 }
 
 /* the plan's device buffers: the twiddles, the tables ntt_plan_finish added, the scratch (any
