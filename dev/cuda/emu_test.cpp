@@ -160,7 +160,8 @@ static bool below_2p(const rfield<4> &f, const uint64_t *z, const uint64_t *r)
 
 /* fp_t::mul_shoup (the NTT's twiddle product) against the reference: a w mod P for a below
  * 2^256 (not only below P) and w below P, with w's quotient from shoup_quotient checked by
- * 0 <= w 2^256 - wq P < P; the quotient's rare exact path run on every product (FAST_MAX 0)
+ * 0 <= w 2^256 - wq P < P (which only floor(w 2^256 / P) meets), and shoup_quotient_mont of
+ * w's Montgomery form against it; the quotient's rare exact path run on every product (FAST_MAX 0)
  * and on about half (FAST_MAX 2^31) */
 template <class F>
 static void shoup_test(const char *name, const uint32_t *p32)
@@ -192,6 +193,11 @@ static void shoup_test(const char *name, const uint32_t *p32)
         memcpy(&x, a, 32);
         memcpy(&y, w, 32);
         q = y.shoup_quotient();
+        /* the same quotient from w's Montgomery form (the NTT tables' path) */
+        F ym, q2;
+        memcpy(&ym, wm, 32);
+        q2 = F::shoup_quotient_mont(ym);
+        bad += memcmp(&q, &q2, 32) != 0;
         /* w 2^256 - q P in [0, P) */
         uint64_t qv[4], t[9] = {0};
         memcpy(qv, &q, 32);
@@ -456,10 +462,10 @@ static void ec_test(const char *name, const uint32_t *p32, int bval)
     fails += !ok1 + !ok2;
 }
 
-FP_PARAMS(bn_fr, 8, BN254_FR_P, BN254_FR_M0, BN254_FR_RR, BN254_FR_ONE);
-FP_PARAMS(bn_fq, 8, BN254_FQ_P, BN254_FQ_M0, BN254_FQ_RR, BN254_FQ_ONE);
-FP_PARAMS(bls_fr, 8, BLS12_381_FR_P, BLS12_381_FR_M0, BLS12_381_FR_RR, BLS12_381_FR_ONE);
-FP_PARAMS(bls_fq, 12, BLS12_381_FQ_P, BLS12_381_FQ_M0, BLS12_381_FQ_RR, BLS12_381_FQ_ONE);
+FP_PARAMS(bn_fr, 8, BN254_FR_P, BN254_FR_M0, BN254_FR_RR, BN254_FR_ONE, BN254_FR_NPINV);
+FP_PARAMS(bn_fq, 8, BN254_FQ_P, BN254_FQ_M0, BN254_FQ_RR, BN254_FQ_ONE, BN254_FQ_NPINV);
+FP_PARAMS(bls_fr, 8, BLS12_381_FR_P, BLS12_381_FR_M0, BLS12_381_FR_RR, BLS12_381_FR_ONE, BLS12_381_FR_NPINV);
+FP_PARAMS(bls_fq, 12, BLS12_381_FQ_P, BLS12_381_FQ_M0, BLS12_381_FQ_RR, BLS12_381_FQ_ONE, BLS12_381_FQ_NPINV);
 
 /* ---- NTT: ntt_run's schedule with the kernels run block by block ---- */
 template <class fr>

@@ -37,6 +37,8 @@ def field(prefix, p, n):
     out += "/* -p^-1 mod 2^32 */\n__device__ __constant__ const uint32_t %s_M0 = 0x%08x;\n" % (prefix, m0)
     out += arr(prefix + "_RR", R * R % p, n, "R^2 mod p (R = 2^%d)" % (32 * n))
     out += arr(prefix + "_ONE", R % p, n, "R mod p (one in Montgomery form)")
+    out += arr(prefix + "_NPINV", (-pow(p, -1, R)) % R, n,
+               "-p^-1 mod R (a Shoup quotient from a Montgomery form: fp_t::shoup_quotient_mont)")
     return out
 
 

@@ -67,8 +67,8 @@
 #include "ref.h"
 #include "ff52.cuh"
 
-FP_PARAMS(fr_params, 8, LP(FR_P), LP(FR_M0), LP(FR_RR), LP(FR_ONE));
-FP_PARAMS(fq_params, LP(FQ_LIMBS32), LP(FQ_P), LP(FQ_M0), LP(FQ_RR), LP(FQ_ONE));
+FP_PARAMS(fr_params, 8, LP(FR_P), LP(FR_M0), LP(FR_RR), LP(FR_ONE), LP(FR_NPINV));
+FP_PARAMS(fq_params, LP(FQ_LIMBS32), LP(FQ_P), LP(FQ_M0), LP(FQ_RR), LP(FQ_ONE), LP(FQ_NPINV));
 typedef fp_t<fr_params> fr;
 typedef fp_t<fq_params> fq;
 typedef fp2_t<fq> fq2;

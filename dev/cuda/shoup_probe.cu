@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include "gpu/ff.cuh"
 #include "gpu/params_bn254.cuh"
-FP_PARAMS(fr_params, 8, BN254_FR_P, BN254_FR_M0, BN254_FR_RR, BN254_FR_ONE);
+FP_PARAMS(fr_params, 8, BN254_FR_P, BN254_FR_M0, BN254_FR_RR, BN254_FR_ONE, BN254_FR_NPINV);
 typedef fp_t<fr_params> fr;
 
 template <int K>

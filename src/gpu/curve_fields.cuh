@@ -9,8 +9,8 @@
 #include "gpu/ff.cuh"
 
 namespace GPU_SYM(ff) {
-FP_PARAMS(fr_params, 8, GPU_P(FR_P), GPU_P(FR_M0), GPU_P(FR_RR), GPU_P(FR_ONE));
-FP_PARAMS(fq_params, GPU_P(FQ_LIMBS32), GPU_P(FQ_P), GPU_P(FQ_M0), GPU_P(FQ_RR), GPU_P(FQ_ONE));
+FP_PARAMS(fr_params, 8, GPU_P(FR_P), GPU_P(FR_M0), GPU_P(FR_RR), GPU_P(FR_ONE), GPU_P(FR_NPINV));
+FP_PARAMS(fq_params, GPU_P(FQ_LIMBS32), GPU_P(FQ_P), GPU_P(FQ_M0), GPU_P(FQ_RR), GPU_P(FQ_ONE), GPU_P(FQ_NPINV));
 typedef fp_t<fr_params> fr;
 typedef fp_t<fq_params> fq;
 typedef fp2_t<fq> fq2;

@@ -76,14 +76,15 @@ FF_INLINE T ff_alu_copy(const T &a)
 
 /* A field's constants as a type (a type, not pointer template arguments, so the host
  * stubs of kernels templated on a field stay plain): N limbs, P modulus, M0 = -P^-1 mod
- * 2^32, RR = R^2 mod P, ONE = R mod P, all __constant__ arrays. */
-#define FP_PARAMS(name, N_, P_, M0_, RR_, ONE_)                                   \
-    struct name {                                                               \
-        static const int N = N_;                                                \
-        static __device__ __forceinline__ uint32_t p(int i) { return P_[i]; }   \
-        static __device__ __forceinline__ uint32_t m0() { return M0_; }         \
-        static __device__ __forceinline__ uint32_t rr(int i) { return RR_[i]; } \
-        static __device__ __forceinline__ uint32_t one(int i) { return ONE_[i]; } \
+ * 2^32, RR = R^2 mod P, ONE = R mod P, NPINV = -P^-1 mod R, all __constant__ arrays. */
+#define FP_PARAMS(name, N_, P_, M0_, RR_, ONE_, NPINV_)                               \
+    struct name {                                                                   \
+        static const int N = N_;                                                    \
+        static __device__ __forceinline__ uint32_t p(int i) { return P_[i]; }       \
+        static __device__ __forceinline__ uint32_t m0() { return M0_; }             \
+        static __device__ __forceinline__ uint32_t rr(int i) { return RR_[i]; }     \
+        static __device__ __forceinline__ uint32_t one(int i) { return ONE_[i]; }   \
+        static __device__ __forceinline__ uint32_t npinv(int i) { return NPINV_[i]; } \
     }
 
 /* fp_t<C>: an element of the field described by C (FP_PARAMS). Requires 2P < 2^(32N) + P
@@ -704,33 +705,22 @@ struct fp_t {
         return reduce_once(mul_shoup_lazy<FAST_MAX>(a, w, wq).v, 0u);
     }
 
-    /* wq = floor(w 2^(32N) / P) for w < P (bit by bit: a table's setup, not a hot path) */
-    FF_INLINE fp_t shoup_quotient() const
+    /* wq = floor(w 2^(32N) / P) for the w < P whose Montgomery form is wm = w R mod P (fully
+     * reduced), R = 2^(32N): w R = wq P + wm, so wq P = -wm mod R, and as P is odd and wq < R,
+     * wq = -wm P^-1 mod R, the low half of wm times the constant NPINV. One low half of a
+     * product, where a long division takes 32N shift-and-subtract steps. */
+    static FF_INLINE fp_t shoup_quotient_mont(const fp_t &wm)
     {
-        uint32_t rem[N + 1], d[N + 1];
-        fp_t q = zero();
+        fp_t q;
+        uint32_t ni[N];
 #pragma unroll
-        for (int j = 0; j < N; j++)
-            rem[j] = v[j];
-        rem[N] = 0;
-        for (int bit = 32 * N - 1; bit >= 0; bit--) {
-            for (int j = N; j > 0; j--)
-                rem[j] = (rem[j] << 1) | (rem[j - 1] >> 31);
-            rem[0] <<= 1;
-            uint64_t bw = 0;
-            for (int j = 0; j <= N; j++) {
-                uint64_t t = (uint64_t)rem[j] - (j < N ? C::p(j) : 0u) - bw;
-                d[j] = (uint32_t)t;
-                bw = (t >> 32) & 1;
-            }
-            if (!bw) { /* rem >= P */
-                for (int j = 0; j <= N; j++)
-                    rem[j] = d[j];
-                q.v[bit / 32] |= 1u << (bit % 32);
-            }
-        }
+        for (int k = 0; k < N; k++)
+            ni[k] = C::npinv(k);
+        mul_low(q.v, wm.v, ni);
         return q;
     }
+    /* the same for w < P in standard form */
+    FF_INLINE fp_t shoup_quotient() const { return shoup_quotient_mont(to_mont()); }
 
     /* ---- lazy reduction (fp2_t::mul_lazy): products kept as 2N limbs, reduced once ---- */
 

@@ -422,9 +422,9 @@ __global__ __launch_bounds__(256) void ntt_shoup_kernel(fr *tw, fr *twq, size_t 
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= count)
         return;
-    fr w = fr::load(tw + i).from_mont();
-    w.store(tw + i);
-    w.shoup_quotient().store(twq + i);
+    fr wm = fr::load(tw + i);
+    wm.from_mont().store(tw + i);
+    fr::shoup_quotient_mont(wm).store(twq + i);
 }
 
 /* twc[i] = tw[j << (log_n - 1 - st)] for i = 2^st + j, 0 < i < count (twc[0] unused) */

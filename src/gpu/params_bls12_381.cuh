@@ -13,6 +13,8 @@ __device__ __constant__ const uint32_t BLS12_381_FR_M0 = 0xffffffff;
 __device__ __constant__ const uint32_t BLS12_381_FR_RR[8] = {0xf3f29c6d, 0xc999e990, 0x87925c23, 0x2b6cedcb, 0x7254398f, 0x05d31496, 0x9f59ff11, 0x0748d9d9};
 /* R mod p (one in Montgomery form) */
 __device__ __constant__ const uint32_t BLS12_381_FR_ONE[8] = {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa, 0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159};
+/* -p^-1 mod R (a Shoup quotient from a Montgomery form: fp_t::shoup_quotient_mont) */
+__device__ __constant__ const uint32_t BLS12_381_FR_NPINV[8] = {0xffffffff, 0xfffffffe, 0xfffe5bfd, 0x53ba5bff, 0x0004ec06, 0x181b2c17, 0xd7bf2839, 0x3d443ab0};
 /* modulus */
 __device__ __constant__ const uint32_t BLS12_381_FQ_P[12] = {0xffffaaab, 0xb9feffff, 0xb153ffff, 0x1eabfffe, 0xf6b0f624, 0x6730d2a0, 0xf38512bf, 0x64774b84, 0x434bacd7, 0x4b1ba7b6, 0x397fe69a, 0x1a0111ea};
 /* -p^-1 mod 2^32 */
@@ -21,6 +23,8 @@ __device__ __constant__ const uint32_t BLS12_381_FQ_M0 = 0xfffcfffd;
 __device__ __constant__ const uint32_t BLS12_381_FQ_RR[12] = {0x1c341746, 0xf4df1f34, 0x09d104f1, 0x0a76e6a6, 0x4c95b6d5, 0x8de5476c, 0x939d83c0, 0x67eb88a9, 0xb519952d, 0x9a793e85, 0x92cae3aa, 0x11988fe5};
 /* R mod p (one in Montgomery form) */
 __device__ __constant__ const uint32_t BLS12_381_FQ_ONE[12] = {0x0002fffd, 0x76090000, 0xc40c0002, 0xebf4000b, 0x53c758ba, 0x5f489857, 0x70525745, 0x77ce5853, 0xa256ec6d, 0x5c071a97, 0xfa80e493, 0x15f65ec3};
+/* -p^-1 mod R (a Shoup quotient from a Montgomery form: fp_t::shoup_quotient_mont) */
+__device__ __constant__ const uint32_t BLS12_381_FQ_NPINV[12] = {0xfffcfffd, 0x89f3fffc, 0xd9d113e8, 0x286adb92, 0xc8e30b48, 0x16ef2ef0, 0x8eb2db4c, 0x19ecca0e, 0xe268cf58, 0x68b316fe, 0xfeaafc94, 0xceb06106};
 /* Fr roots of unity, Montgomery: [k] = 5^((r-1)/2^k), primitive 2^k-th root */
 __device__ __constant__ const uint32_t BLS12_381_FR_ROOTS[33][8] = {
   {0xfffffffe, 0x00000001, 0x00034802, 0x5884b7fa, 0xecbc4ff5, 0x998c4fef, 0xacc5056f, 0x1824b159},

@@ -13,6 +13,8 @@ __device__ __constant__ const uint32_t BN254_FR_M0 = 0xefffffff;
 __device__ __constant__ const uint32_t BN254_FR_RR[8] = {0xae216da7, 0x1bb8e645, 0xe35c59e3, 0x53fe3ab1, 0x53bb8085, 0x8c49833d, 0x7f4e44a5, 0x0216d0b1};
 /* R mod p (one in Montgomery form) */
 __device__ __constant__ const uint32_t BN254_FR_ONE[8] = {0x4ffffffb, 0xac96341c, 0x9f60cd29, 0x36fc7695, 0x7879462e, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+/* -p^-1 mod R (a Shoup quotient from a Montgomery form: fp_t::shoup_quotient_mont) */
+__device__ __constant__ const uint32_t BN254_FR_NPINV[8] = {0xefffffff, 0xc2e1f593, 0x4c6911b3, 0x6586864b, 0x99062391, 0xe39a9828, 0x0d8341b2, 0x73f82f1d};
 /* modulus */
 __device__ __constant__ const uint32_t BN254_FQ_P[8] = {0xd87cfd47, 0x3c208c16, 0x6871ca8d, 0x97816a91, 0x8181585d, 0xb85045b6, 0xe131a029, 0x30644e72};
 /* -p^-1 mod 2^32 */
@@ -21,6 +23,8 @@ __device__ __constant__ const uint32_t BN254_FQ_M0 = 0xe4866389;
 __device__ __constant__ const uint32_t BN254_FQ_RR[8] = {0x538afa89, 0xf32cfc5b, 0xd44501fb, 0xb5e71911, 0x0a417ff6, 0x47ab1eff, 0xcab8351f, 0x06d89f71};
 /* R mod p (one in Montgomery form) */
 __device__ __constant__ const uint32_t BN254_FQ_ONE[8] = {0xc58f0d9d, 0xd35d438d, 0xf5c70b3d, 0x0a78eb28, 0x7879462c, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1};
+/* -p^-1 mod R (a Shoup quotient from a Montgomery form: fp_t::shoup_quotient_mont) */
+__device__ __constant__ const uint32_t BN254_FQ_NPINV[8] = {0xe4866389, 0x87d20782, 0x1eca6ac9, 0x9ede7d65, 0x1833da80, 0xd8afcbd0, 0x91888c6b, 0xf57a22b7};
 /* Fr roots of unity, Montgomery: [k] = 5^((r-1)/2^k), primitive 2^k-th root */
 __device__ __constant__ const uint32_t BN254_FR_ROOTS[29][8] = {
   {0x4ffffffb, 0xac96341c, 0x9f60cd29, 0x36fc7695, 0x7879462e, 0x666ea36f, 0x9a07df2f, 0x0e0a77c1},
