@@ -46,13 +46,16 @@ static double now_s(void)
 /* Key-load progress on stderr. On a terminal one line per phase, redrawn at most 10 times a
  * second: done and total (GiB for the phases counted in bytes), the rate and the time left.
  * Otherwise one line per 10% of a phase, once the load has run for more than a second; silent
- * for quick loads. */
+ * for quick loads. The rate is that of the units done since the phase's first report (the
+ * units before it came at no known speed, from the page cache say), shown once a quarter of a
+ * second has passed. */
 typedef struct load_progress {
     double t0;         /* start of the load, monotonic s */
     int tty;           /* stderr is a terminal */
     char phase[32];    /* phase of the last line */
     int decile;        /* last tenth printed in that phase, -1 none */
-    double phase_t0;   /* start of the phase */
+    double phase_t0;   /* the phase's first report */
+    uint64_t phase_done0; /* its units done then */
     double drawn;      /* when the terminal line was last drawn */
     int open;          /* a terminal line is open (no newline yet) */
 } load_progress;
@@ -74,20 +77,27 @@ static void load_progress_cb(void *ctx, const char *phase, uint64_t done, uint64
         snprintf(lp->phase, sizeof lp->phase, "%s", phase);
         lp->decile = -1;
         lp->phase_t0 = now;
+        lp->phase_done0 = done;
         lp->drawn = 0;
     }
     double el = now - lp->t0, ph = now - lp->phase_t0;
+    /* units a second since the phase's first report; 0: not known yet */
+    double rate = ph >= 0.25 && done > lp->phase_done0 ? (double)(done - lp->phase_done0) / ph : 0;
     if (lp->tty) {
         if (done < total && now - lp->drawn < 0.1)
             return;
         lp->drawn = now;
-        double rate = ph > 0 ? (double)done / ph : 0, left = rate > 0 ? (double)(total - done) / rate : 0;
+        char eta[32] = "ETA    - s", speed[32] = "     - GiB/s";
+        if (rate > 0) {
+            snprintf(eta, sizeof eta, "ETA %4.0f s", (double)(total - done) / rate);
+            snprintf(speed, sizeof speed, "%6.2f GiB/s", rate / (1u << 30));
+        }
         if (phase_in_bytes(phase))
-            fprintf(stderr, "\rcuzk prove: loading key: %-10s %7.2f / %.2f GiB  %6.2f GiB/s  ETA %4.0f s ", phase,
-                    (double)done / (1u << 30), (double)total / (1u << 30), rate / (1u << 30), left);
+            fprintf(stderr, "\rcuzk prove: loading key: %-10s %7.2f / %.2f GiB  %s  %s ", phase,
+                    (double)done / (1u << 30), (double)total / (1u << 30), speed, eta);
         else
-            fprintf(stderr, "\rcuzk prove: loading key: %-10s %llu / %llu  ETA %4.0f s ", phase,
-                    (unsigned long long)done, (unsigned long long)total, left);
+            fprintf(stderr, "\rcuzk prove: loading key: %-10s %llu / %llu  %s ", phase, (unsigned long long)done,
+                    (unsigned long long)total, eta);
         lp->open = done < total;
         if (!lp->open)
             fputc('\n', stderr);
@@ -99,9 +109,9 @@ static void load_progress_cb(void *ctx, const char *phase, uint64_t done, uint64
     if (d <= lp->decile)
         return;
     lp->decile = d;
-    if (phase_in_bytes(phase) && ph > 0)
+    if (phase_in_bytes(phase) && rate > 0)
         fprintf(stderr, "cuzk prove: loading key: %s %d%% of %.2f GiB, %.2f GiB/s (%.1f s)\n", phase, d * 10,
-                (double)total / (1u << 30), (double)done / ph / (1u << 30), el);
+                (double)total / (1u << 30), rate / (1u << 30), el);
     else
         fprintf(stderr, "cuzk prove: loading key: %s %d%% (%.1f s)\n", phase, d * 10, el);
 }
@@ -339,7 +349,7 @@ int cmd_prove(int argc, char **argv)
         goto fail;
     }
     double t1 = now_s();
-    load_progress lp = {t1, isatty(STDERR_FILENO), "", -1, t1, 0, 0};
+    load_progress lp = {t1, isatty(STDERR_FILENO), "", -1, t1, 0, 0, 0};
     groth16_key_opts kopts = {.progress = load_progress_cb, .progress_ctx = &lp, .gpu_mem = gpu_mem,
                               .batch_max = batch_max > 0 ? (unsigned)batch_max : batch > 0 ? (unsigned)batch : 1};
     e = be->key_attach(be, &z, &kopts, &ks, err);
