@@ -1629,52 +1629,17 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
  * has finished the item before, the device is idle for it, and that wait is reported through
  * the phase hook (GROTH16_PHASE_COPY) and added up. CUZK_GPU_STREAM_PROFILE=1 prints each pass's time by set. */
 
-/* the items of a pass: (set, chunk) pairs. Interleaved so that the sets' copy and compute mix
-   (the witness sets are mostly copies, the h set mostly additions): the next item is always of
-   the set with the smallest share of its chunks done (ties: a set kept on the device, whose
-   chunks need no copy, then the lower set). The h set waits for h.
-   CUZK_GPU_STREAM_ORDER=sets: one set after the other (A, B1, B2, C, H). With bpair each B1
-   chunk is followed by the B2 chunk of the same points (B2 is no candidate of its own). */
-struct stream_item {
-    int set;
-    uint32_t chunk;
-};
+/* the items of a pass (stream_pass_order): CUZK_GPU_STREAM_ORDER=sets one set after the other,
+   =lower the interleave with ties to the lower set, as before the h set went first */
 size_t stream_order(const gpu_key *k, stream_item *out)
 {
-    size_t nch[ZKEY_BASES], done[ZKEY_BASES] = {0}, n = 0, total = 0;
-    for (int i = 0; i < ZKEY_BASES; i++) {
-        nch[i] = (k->cnt[i] + k->chunk - 1) / k->chunk;
-        total += nch[i];
-    }
+    uint64_t cnt[ZKEY_BASES];
+    for (int i = 0; i < ZKEY_BASES; i++)
+        cnt[i] = k->cnt[i];
     const char *e = getenv("CUZK_GPU_STREAM_ORDER");
-    if (e && !strcmp(e, "sets")) {
-        for (int i = 0; i < ZKEY_BASES; i++) {
-            if (k->bpair && i == ZKEY_B2)
-                continue; /* each follows its B1 chunk */
-            for (size_t c = 0; c < nch[i]; c++) {
-                out[n++] = stream_item{i, (uint32_t)c};
-                if (k->bpair && i == ZKEY_B1)
-                    out[n++] = stream_item{ZKEY_B2, (uint32_t)c};
-            }
-        }
-        return n;
-    }
-    while (n < total) {
-        int best = -1;
-        for (int i = 0; i < ZKEY_BASES; i++) {
-            if (done[i] == nch[i] || (k->bpair && i == ZKEY_B2))
-                continue;
-            /* done[i] / nch[i] < done[best] / nch[best]; on a tie a set on the device first (its
-               chunks need no copy, so they keep the device busy while the ring fills) */
-            size_t lhs = done[i] * nch[best], rhs = done[best] * nch[i];
-            if (best < 0 || lhs < rhs || (lhs == rhs && (k->sets >> best & 1) && !(k->sets >> i & 1)))
-                best = i;
-        }
-        out[n++] = stream_item{best, (uint32_t)done[best]++};
-        if (k->bpair && best == ZKEY_B1)
-            out[n++] = stream_item{ZKEY_B2, (uint32_t)done[ZKEY_B2]++};
-    }
-    return n;
+    int mode = e && !strcmp(e, "sets") ? STREAM_ORDER_SETS : e && !strcmp(e, "lower") ? STREAM_ORDER_LOWER
+                                                                                         : STREAM_ORDER_COVER;
+    return stream_pass_order(cnt, k->chunk, k->sets, k->bpair, mode, out);
 }
 
 uint8_t *stream_win(const gpu_key *k, unsigned p, int set)

@@ -226,3 +226,60 @@ uint64_t stream_compact(const uint8_t *pts, uint64_t n, uint64_t pb, uint8_t *ou
         kept += part[t].kept;
     return kept;
 }
+
+/* tie rank of a set in COVER order (lower first) */
+static int cover_rank(int set)
+{
+    static const int rank[STREAM_SETS] = {3, 1, 2, 4, 0}; /* A, B1, B2, C, H */
+    return rank[set];
+}
+
+size_t stream_pass_order(const uint64_t cnt[STREAM_SETS], uint64_t chunk, unsigned streamed, int bpair, int mode,
+                         stream_item *out)
+{
+    uint64_t nch[STREAM_SETS], done[STREAM_SETS] = {0};
+    size_t n = 0, total = 0;
+    for (int i = 0; i < STREAM_SETS; i++) {
+        nch[i] = (cnt[i] + chunk - 1) / chunk;
+        total += nch[i];
+    }
+    if (mode == STREAM_ORDER_SETS) {
+        for (int i = 0; i < STREAM_SETS; i++)
+            while (done[i] < nch[i]) {
+                out[n++] = (stream_item){i, (uint32_t)done[i]++};
+                if (bpair && i == ZKEY_B1 && done[ZKEY_B2] < nch[ZKEY_B2]) /* B2 follows its B1 chunk */
+                    out[n++] = (stream_item){ZKEY_B2, (uint32_t)done[ZKEY_B2]++};
+            }
+        return n;
+    }
+    while (n < total) {
+        int best = -1;
+        for (int i = 0; i < STREAM_SETS; i++) {
+            if (done[i] == nch[i] || (bpair && i == ZKEY_B2 && done[ZKEY_B1] < nch[ZKEY_B1]))
+                continue;
+            if (best < 0) {
+                best = i;
+                continue;
+            }
+            /* done[i] / nch[i] against done[best] / nch[best] */
+            uint64_t lhs = done[i] * nch[best], rhs = done[best] * nch[i];
+            if (lhs != rhs) {
+                if (lhs < rhs)
+                    best = i;
+                continue;
+            }
+            int dev_i = !(streamed >> i & 1), dev_b = !(streamed >> best & 1);
+            if (dev_i != dev_b) {
+                if (dev_i)
+                    best = i;
+                continue;
+            }
+            if (mode == STREAM_ORDER_COVER && cover_rank(i) < cover_rank(best))
+                best = i;
+        }
+        out[n++] = (stream_item){best, (uint32_t)done[best]++};
+        if (bpair && best == ZKEY_B1 && done[ZKEY_B2] < nch[ZKEY_B2])
+            out[n++] = (stream_item){ZKEY_B2, (uint32_t)done[ZKEY_B2]++};
+    }
+    return n;
+}

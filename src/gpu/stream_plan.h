@@ -96,4 +96,31 @@ int gpu_plan_pick(const gpu_plan *cand, const int *ok, int n);
  * threads. The streamed MSM copies only these (a key's all-zero columns never cross the bus). */
 uint64_t stream_compact(const uint8_t *pts, uint64_t n, uint64_t pb, uint8_t *out, uint32_t *idx, int threads);
 
+/* The items of a streamed pass: chunk `chunk` of set `set`. */
+typedef struct stream_item {
+    int set;
+    uint32_t chunk;
+} stream_item;
+
+enum {
+    STREAM_ORDER_COVER = 0, /* shares balanced; ties: sets on the device, H, B1, B2, A, C */
+    STREAM_ORDER_LOWER = 1, /* shares balanced; ties: sets on the device, then the lower set */
+    STREAM_ORDER_SETS = 2   /* one set after the other: A, B1, B2, C, H */
+};
+
+/* The order of a pass's items, the chunks of its five sets, into out; returns their number
+ * (sum over the sets of ceil(cnt / chunk)). Each set's chunks come in increasing order; with
+ * bpair every B1 chunk is followed by the B2 chunk of the same points (B2 is not placed on its
+ * own). streamed: bit i set when set i crosses the bus (the others are on the device).
+ * Interleaved (COVER, LOWER) so that the copy stream and the device both keep busy: the next
+ * item is always of the set with the smallest share of its chunks done. On a tie COVER takes a
+ * set on the device first (it needs no copy, so it covers the ring's first copies), then the
+ * h set, then B1 and B2: the h set's bucket work (random scalars) is the longest per byte
+ * copied, the B pair's copies (a G1 and a G2 chunk) the longest per unit of work, so the ring
+ * fills with the pair while the device adds up the h chunk. Modelled with the chunks' copy and
+ * device times of a 2^26 pass under 16 GiB (H100, all five sets streamed), the device waits
+ * 15 ms on copies in a pass of ~970 against LOWER's 85 ms (stream_plan_test.c). */
+size_t stream_pass_order(const uint64_t cnt[STREAM_SETS], uint64_t chunk, unsigned streamed, int bpair, int mode,
+                         stream_item *out);
+
 #endif

@@ -1,5 +1,6 @@
 /* stream_plan_test.c - the placement planner (stream_plan.h) against a plain search over every
- * chunk and batch size, and stream_compact against a one-thread loop. */
+ * chunk and batch size, stream_compact against a one-thread loop, and the order of a pass's
+ * chunks (stream_pass_order) against its rules and a model of the copies it overlaps. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -365,6 +366,127 @@ static void test_pick(void)
     }
 }
 
+/* stream_pass_order: every chunk once, each set's in order, B2 right after its B1 chunk (bpair),
+   the set with the smallest share done next, ties as the mode says; then the first items of a
+   2^26 pass and, in a model of the copy stream and the device, the device's wait on copies */
+static int order_rank(int mode, unsigned streamed, int set)
+{
+    static const int cover[STREAM_SETS] = {3, 1, 2, 4, 0};
+    int dev = !(streamed >> set & 1);
+    return (dev ? 0 : 100) + (mode == STREAM_ORDER_COVER ? cover[set] : set);
+}
+
+/* the device's wait for copies in a pass of the given order: a copy stream taking each streamed
+   item's bytes in turn into a ring of STREAM_RING buffers (an item's copy waits for the bucket
+   work of the item that last used its buffer), the device taking the items in turn, each once
+   its copy is in. Returns the wait; *end the time the pass ends. */
+static double order_model(const stream_item *it, size_t n, unsigned streamed, const double *copy_ms,
+                          const double *work_ms, double *end)
+{
+    double t_copy = 0, t_dev = 0, wait = 0, used[STREAM_RING] = {0};
+    size_t q = 0;
+    for (size_t j = 0; j < n; j++) {
+        int s = it[j].set;
+        double ready = 0;
+        if (streamed >> s & 1) {
+            double st = t_copy > used[q % STREAM_RING] ? t_copy : used[q % STREAM_RING];
+            t_copy = ready = st + copy_ms[s];
+        }
+        if (ready > t_dev) {
+            wait += ready - t_dev;
+            t_dev = ready;
+        }
+        t_dev += work_ms[s];
+        if (streamed >> s & 1)
+            used[q++ % STREAM_RING] = t_dev;
+    }
+    *end = t_dev;
+    return wait;
+}
+
+static void test_order(void)
+{
+    static stream_item it[4096];
+    int bad = 0;
+    for (int rep = 0; rep < 3000; rep++) {
+        uint64_t cnt[STREAM_SETS], chunk = 1 + (uint64_t)(rand() % 1000);
+        int bpair = rand() % 2, mode = rand() % 3;
+        unsigned streamed = (unsigned)rand() & STREAM_SETS_ALL;
+        size_t want = 0;
+        for (int i = 0; i < STREAM_SETS; i++) {
+            cnt[i] = rand() % 4 == 0 ? 0 : (uint64_t)(rand() % 40000);
+            if (bpair && i == ZKEY_B2)
+                cnt[i] = cnt[ZKEY_B1];
+            want += (cnt[i] + chunk - 1) / chunk;
+        }
+        if (want > 4096)
+            continue;
+        size_t n = stream_pass_order(cnt, chunk, streamed, bpair, mode, it);
+        uint64_t done[STREAM_SETS] = {0}, nch[STREAM_SETS];
+        for (int i = 0; i < STREAM_SETS; i++)
+            nch[i] = (cnt[i] + chunk - 1) / chunk;
+        int ok = n == want;
+        for (size_t j = 0; ok && j < n; j++) {
+            int s = it[j].set;
+            ok = s >= 0 && s < STREAM_SETS && it[j].chunk == done[s];
+            if (!ok)
+                break;
+            int follower = bpair && s == ZKEY_B2;
+            if (follower)
+                ok = j > 0 && it[j - 1].set == ZKEY_B1 && it[j - 1].chunk == it[j].chunk;
+            else if (bpair && s == ZKEY_B1)
+                ok = j + 1 < n && it[j + 1].set == ZKEY_B2 && it[j + 1].chunk == it[j].chunk;
+            if (ok && !follower && mode != STREAM_ORDER_SETS)
+                for (int i = 0; i < STREAM_SETS && ok; i++) {
+                    if (i == s || done[i] == nch[i] || (bpair && i == ZKEY_B2))
+                        continue;
+                    uint64_t mine = done[s] * nch[i], other = done[i] * nch[s];
+                    ok = mine < other ||
+                         (mine == other && order_rank(mode, streamed, s) < order_rank(mode, streamed, i));
+                }
+            if (ok && !follower && mode == STREAM_ORDER_SETS)
+                for (int i = 0; i < s && ok; i++)
+                    ok = done[i] == nch[i];
+            done[s]++;
+        }
+        for (int i = 0; ok && i < STREAM_SETS; i++)
+            ok = done[i] == nch[i];
+        if (!ok && bad++ < 5)
+            CHECK(0, "order case %d (mode %d, bpair %d, streamed %#x, chunk %llu): bad order", rep, mode, bpair,
+                  streamed, (unsigned long long)chunk);
+    }
+    CHECK(bad == 0, "stream_pass_order: %d bad orders", bad);
+
+    /* a 2^26 BLS12-381 pass under 16 GiB: chunks of 2^23, every set 8 chunks, all streamed */
+    uint64_t cnt[STREAM_SETS] = {1u << 26, 1u << 26, 1u << 26, 1u << 26, 1u << 26};
+    const uint64_t K = 1u << 23;
+    size_t n = stream_pass_order(cnt, K, STREAM_SETS_ALL, 1, STREAM_ORDER_COVER, it);
+    CHECK(n == 40 && it[0].set == ZKEY_H && it[1].set == ZKEY_B1 && it[2].set == ZKEY_B2 && it[3].set == ZKEY_A &&
+              it[4].set == ZKEY_C && it[5].set == ZKEY_H && it[5].chunk == 1,
+          "cover order of a 2^26 pass: %zu items, first %d %d %d %d %d", n, it[0].set, it[1].set, it[2].set,
+          it[3].set, it[4].set);
+    /* a set on the device goes first on a tie (its chunks need no copy) */
+    n = stream_pass_order(cnt, K, STREAM_SETS_ALL & ~1u, 1, STREAM_ORDER_COVER, it);
+    CHECK(it[0].set == ZKEY_A && it[1].set == ZKEY_H && it[2].set == ZKEY_B1, "cover order, A on the device: %d %d %d",
+          it[0].set, it[1].set, it[2].set);
+    /* the model, with the costs of a chunk in that pass as measured on an H100 (dev/cuda/NOTES.md
+       study 25): copies at 55.3 GB/s of 96-byte G1 and 192-byte G2 points; the device's time a
+       chunk per set from the pass's profile (A 94, B1 83, B2 151, C 102, H 523 ms in 8 chunks) */
+    const double g1 = (double)K * 96 / 55.3e6, copy_ms[STREAM_SETS] = {g1, g1, 2 * g1, g1, g1};
+    const double work_ms[STREAM_SETS] = {94 / 8.0, 83 / 8.0, 151 / 8.0, 102 / 8.0, 523 / 8.0};
+    double end_cover, end_lower, end_sets;
+    double w_cover = order_model(it, stream_pass_order(cnt, K, STREAM_SETS_ALL, 1, STREAM_ORDER_COVER, it),
+                                 STREAM_SETS_ALL, copy_ms, work_ms, &end_cover);
+    double w_lower = order_model(it, stream_pass_order(cnt, K, STREAM_SETS_ALL, 1, STREAM_ORDER_LOWER, it),
+                                 STREAM_SETS_ALL, copy_ms, work_ms, &end_lower);
+    double w_sets = order_model(it, stream_pass_order(cnt, K, STREAM_SETS_ALL, 1, STREAM_ORDER_SETS, it),
+                                STREAM_SETS_ALL, copy_ms, work_ms, &end_sets);
+    printf("modelled 2^26 pass: device waits %.1f ms (cover, pass %.1f), %.1f (lower, %.1f), %.1f (sets, %.1f)\n",
+           w_cover, end_cover, w_lower, end_lower, w_sets, end_sets);
+    CHECK(w_cover < 20 && w_lower > 60 && w_sets > w_lower, "modelled waits: cover %.1f, lower %.1f, sets %.1f",
+          w_cover, w_lower, w_sets);
+}
+
 int main(void)
 {
     srand(12345);
@@ -375,6 +497,7 @@ int main(void)
     test_sets();
     test_compact();
     test_pick();
+    test_order();
     printf("stream_plan_test: %d checks, %d failures\n", checks, failures);
     return failures != 0;
 }
