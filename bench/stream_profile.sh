@@ -6,8 +6,11 @@
 #
 #   CUZK=build/bin/cuzk bench/stream_profile.sh DIR [CAP]
 # DIR holds circuit.zkey, witness.wtns, vk.json. Configurations (env of each run):
-#   default              the sets' chunks interleaved, window bits of one chunk
+#   default              the sets' chunks interleaved (each round from the h set's), window bits
+#                        of one chunk
 #   sets                 CUZK_GPU_STREAM_ORDER=sets: one set after the other
+#   lower, job-lower     CUZK_GPU_STREAM_ORDER=lower: interleaved with ties to the lower set (each
+#                        round from A's, the order before); one partition / a job
 #   hbits20              CUZK_GPU_STREAM_HBITS=20: the h set with the window bits of all its points at 2^24
 #   sets-hbits20         both
 #   job, job-hbits20     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits20
@@ -43,6 +46,8 @@ has() { [[ "$want" == *" $1 "* ]]; }
 job=${STREAM_PROFILE_JOB:-10}
 has default && run default -- --repeat "$reps"
 has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
+has lower && run lower CUZK_GPU_STREAM_ORDER=lower -- --repeat "$reps"
+has job-lower && run job-lower CUZK_GPU_STREAM_ORDER=lower -- --repeat 1 --batch "$job"
 has hbits20 && run hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has sets-hbits20 && run sets-hbits20 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has job && run job -- --repeat 1 --batch "$job"
