@@ -60,7 +60,8 @@ typedef struct load_progress {
     int open;          /* a terminal line is open (no newline yet) */
 } load_progress;
 
-/* phases whose units are bytes (the others count records or windows) */
+/* phases whose units are bytes (the others, "matrix build" and "msm table" among them, count
+   records or windows) */
 static int phase_in_bytes(const char *phase)
 {
     return !strncmp(phase, "bases", 5) || !strcmp(phase, "matrix");

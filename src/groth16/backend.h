@@ -80,9 +80,9 @@ typedef struct groth16_key_opts {
     const cuzk_matrix *matrix; /* NULL: the backend builds its own. Otherwise the CSR of this key
                                   (matrix.h), which the caller keeps alive until key_detach:
                                   backends reference it, they do not copy it. */
-    /* called from key_attach as it goes: phase "matrix" (the CSR: build or upload), "bases"
-       (bases copied or uploaded), with done/total in that phase's units (records or bytes).
-       May be NULL. */
+    /* called from key_attach as it goes: phase "matrix build" (the CSR built from the zkey, in
+       steps of a record, matrix.h), "matrix" (the CSR uploaded or taken, bytes), "bases..."
+       (bases copied or uploaded, bytes), with done/total in that phase's units. May be NULL. */
     void (*progress)(void *ctx, const char *phase, uint64_t done, uint64_t total);
     void *progress_ctx;
     /* device backends: bytes of device memory every key on the device together may use

@@ -63,7 +63,7 @@ static cuzk_err cpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth
         rc = cuzk_errf(err, CUZK_EINVAL, "cpu backend: the constraint matrix given is not this key's");
         goto fail;
     } else if (opts->progress) {
-        opts->progress(opts->progress_ctx, "matrix", m->n_entries, m->n_entries);
+        opts->progress(opts->progress_ctx, "matrix", m->mem_size, m->mem_size); /* referenced, not copied */
     }
     k->ptr[0] = m->row_ptr;
     k->ptr[1] = m->row_ptr + z->domain_size;

@@ -246,7 +246,7 @@ cuzk_err matrix_build(cuzk_matrix **out, const zkey_file *z, const uint8_t *fp, 
         if (at <= rows)
             row_ptr[at]++;
         if (progress && (e + 1) % PROGRESS_STEP == 0)
-            progress(progress_ctx, "matrix", e + 1, total);
+            progress(progress_ctx, "matrix build", e + 1, total);
     }
     for (size_t r = 0; r < rows; r++)
         row_ptr[r + 1] += row_ptr[r];
@@ -257,10 +257,10 @@ cuzk_err matrix_build(cuzk_matrix **out, const zkey_file *z, const uint8_t *fp, 
         sig[at] = get32(r + 8);
         memcpy(val + (size_t)at * 32, r + 12, 32);
         if (progress && (e + 1) % PROGRESS_STEP == 0)
-            progress(progress_ctx, "matrix", nc + e + 1, total);
+            progress(progress_ctx, "matrix build", nc + e + 1, total);
     }
     if (progress)
-        progress(progress_ctx, "matrix", total, total);
+        progress(progress_ctx, "matrix build", total, total);
 
     if (fp)
         memcpy(m->fingerprint, fp, MATRIX_FP_BYTES);

@@ -76,7 +76,7 @@ typedef enum matrix_status {
 
 const char *matrix_status_name(matrix_status s); /* "missing", "corrupt", ... */
 
-/* Load progress: phase names a step ("matrix", "checksum", ...), done/total count its units. */
+/* Load progress: phase names a step ("matrix build", "checksum", ...), done/total count its units. */
 typedef void (*matrix_progress_fn)(void *ctx, const char *phase, uint64_t done, uint64_t total);
 
 /* Fingerprint of z's section 4 and shape: names the cache file and ties it to the key.
@@ -87,7 +87,8 @@ void matrix_fingerprint(uint8_t fp[MATRIX_FP_BYTES], const zkey_file *z);
 uint64_t matrix_bytes(const zkey_file *z);
 
 /* Builds the CSR of z's section 4. fp: z's fingerprint if the caller has it, else NULL
- * (computed here). progress may be NULL (phase "matrix", records done of n_coefs).
+ * (computed here). progress may be NULL (phase "matrix build", in steps of a record: one pass
+ * over the records to count each row's, one to place them, 2 n_coefs steps in all).
  * Fails only with CUZK_ENOMEM. */
 cuzk_err matrix_build(cuzk_matrix **out, const zkey_file *z, const uint8_t *fp, matrix_progress_fn progress,
                       void *progress_ctx, char *err);
