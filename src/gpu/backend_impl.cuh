@@ -137,7 +137,7 @@ struct gpu_key {
        here) */
     int abc_host;
     /* LEAN (a streamed key on a small card): no shift table (the odd-coset factors are computed
-       in the kernel), a/b/c in 2n (c goes up after a*b), the MSM scalars in d_w and d_abc
+       in the kernel), a/b/c in 2n (c goes up after a*b, or beside it in the arena's room), the MSM scalars in d_w and d_abc
        themselves; h and the MSMs then hold both locks (mu_msm, then mu_ntt) */
     int lean;
     /* LEAN's arena: the h step's NTT buffers (the twiddle tables, the NTT scratch, b) and a
@@ -146,10 +146,13 @@ struct gpu_key {
        side) the two overlap: both are used under mu_ntt only, a pass overwrites the twiddles
        (tw_ok 0) and the next h step builds them again (H100, 2^26 BLS12-381 under 16 GiB: 74 ms
        a proof, against chunks of 2^23 points instead of 2^20 and a pass of 1.05 s instead of
-       1.72) */
+       1.72). d_lean_c: where the pass's part of a shared arena is larger than the NTT part by n
+       elements or more, that room past the NTT part, into which an h step with a/b/c from the
+       host copies c while a and b are transformed (else null: c follows a *= b into b's buffer;
+       CUZK_GPU_LEAN_C=0 leaves it null) */
     uint8_t *d_arena;
     int share, tw_ok;
-    fr *d_lean_b;
+    fr *d_lean_b, *d_lean_c;
     fr w2n, ninv; /* the shift factors' base and start: w_(2n)^i / n */
     fr wn, iwn, one; /* the twiddles' bases and 1 (LEAN builds its tables again after a pass) */
     cuzk_backend *host_be;
@@ -645,6 +648,13 @@ static int lean_share_env()
     return !(e && *e == '0');
 }
 
+/* CUZK_GPU_LEAN_C=0: no buffer of c in a shared arena's room (LEAN, d_lean_c) */
+static int lean_c_env()
+{
+    const char *e = getenv("CUZK_GPU_LEAN_C");
+    return !(e && *e == '0');
+}
+
 /* CUZK_GPU_PLACEMENT=resident|streamed|auto (tests, benchmarks): forces a placement */
 int placement_forced()
 {
@@ -1137,9 +1147,11 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             lean_ntt_carve(k->log_n, k->d_arena, &k->plan, &k->d_lean_b);
             stream_carve(k, pbmax, buckets, k->d_arena + (k->share ? 0 : nb));
             k->tw_ok = 0;
+            if (k->share && sb >= nb + msm_align(n * 32) && lean_c_env())
+                k->d_lean_c = (fr *)(k->d_arena + nb);
             snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
-                     " (the h step's NTT buffers and the pass's %s: %.2f GiB)", k->share ? "share" : "side by side",
-                     (double)ab / (1u << 30));
+                     " (the h step's NTT buffers and the pass's %s: %.2f GiB%s)", k->share ? "share" : "side by side",
+                     (double)ab / (1u << 30), k->d_lean_c ? ", room for c" : "");
         } else {
             for (int r = 0; r < STREAM_RING; r++) {
                 CUDA_TRY(cudaMalloc((void **)&k->d_ring[r], k->chunk * pbmax));
@@ -1398,8 +1410,8 @@ static cudaError_t lean_up(gpu_key *k, fr *dst, const void *src, cudaStream_t st
  * (b's buffer in the arena). With the matrix on the device a and b are evaluated from the
  * witness in d_w (uploaded again if a pass took it), and after a *= b, c = a b is evaluated
  * again into b's buffer through the NTT scratch; else a/b/c come from the host buffers, b going
- * up while a's NTTs run and c after a *= b. The twiddles are built first where a pass overwrote
- * them. */
+ * up while a's NTTs run, and c after it into the arena's room (d_lean_c) where there is one,
+ * else after a *= b into b's buffer. The twiddles are built first where a pass overwrote them. */
 cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
 {
     const size_t n = k->n;
@@ -1434,6 +1446,12 @@ cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
     } else if ((e = lean_up(k, d_b, ws->b, st, cp, 0)) != cudaSuccess) {
         return e;
     }
+    /* c into the room: right behind b on the copy stream, waited for only before c's NTTs
+       (ev_bc recorded again: st's wait for b above took the record before this one) */
+    fr *d_c = !dev && k->d_lean_c ? k->d_lean_c : d_b;
+    if (d_c != d_b && ((e = cudaMemcpyAsync(d_c, ws->c, n * 32, cudaMemcpyHostToDevice, cp)) != cudaSuccess ||
+                       (e = cudaEventRecord(k->ev_bc, cp)) != cudaSuccess))
+        return e;
     if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
         return e;
     fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, d_b, n);
@@ -1441,12 +1459,15 @@ cudaError_t lean_h(gpu_key *k, groth16_ws *ws, int u, const char **what)
         lean_rows(k, d_b, 0, st);
         lean_rows(k, k->plan.d_tmp, n, st);
         fr_mul_vec_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_b, k->plan.d_tmp, n);
+    } else if (d_c != d_b) {
+        if ((e = cudaStreamWaitEvent(st, k->ev_bc, 0)) != cudaSuccess)
+            return e;
     } else if ((e = lean_up(k, d_b, ws->c, st, cp, 1)) != cudaSuccess) { /* after a *= b */
         return e;
     }
-    if ((e = coset_eval(k, d_b, st)) != cudaSuccess)
+    if ((e = coset_eval(k, d_c, st)) != cudaSuccess)
         return e;
-    h_sub_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, d_b, n);
+    h_sub_kernel<fr><<<ntt_blocks(n, 256), 256, 0, st>>>(d_a, d_c, n);
     return cudaGetLastError();
 }
 
