@@ -137,8 +137,8 @@ struct gpu_key {
        here) */
     int abc_host;
     /* LEAN (a streamed key on a small card): no shift table (the odd-coset factors are computed
-       in the kernel), a/b/c in 2n (c goes up after a*b, or beside it in the arena's room), the MSM scalars in d_w and d_abc
-       themselves; h and the MSMs then hold both locks (mu_msm, then mu_ntt) */
+       in the kernel), a/b/c in 2n (c goes up after a*b, or beside it in the arena's room), the
+       MSM scalars in d_w and d_abc themselves; h and the MSMs then hold both locks (mu_msm, then mu_ntt) */
     int lean;
     /* LEAN's arena: the h step's NTT buffers (the twiddle tables, the NTT scratch, b) and a
        pass's buffers (the ring, a chunk's scalars, the MSM scratch, the buckets, the scalars of
@@ -286,6 +286,15 @@ cudaError_t inf_mask(gpu_key *k, int i)
     return e;
 }
 
+/* a knob that is on unless set to 0: CUZK_GPU_LEAN_SHARE=0 (a lean key's NTT buffers and pass
+   buffers side by side), CUZK_GPU_LEAN_C=0 (no buffer of c in a shared arena's room, d_lean_c),
+   CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits) */
+static int env_off(const char *name)
+{
+    const char *e = getenv(name);
+    return e && *e == '0';
+}
+
 /* whether a B2 chunk of a streamed pass can reuse the sorted entries of the B1 chunk before it:
    B1 and B2 hold the same polynomial's points in G1 and G2, so they are at infinity together and
    a pass takes the same witness indices in both, chunk by chunk, with the same window bits (both
@@ -293,8 +302,8 @@ cudaError_t inf_mask(gpu_key *k, int i)
    that sort likewise. CUZK_GPU_STREAM_PAIR=0 (a benchmark knob): each sorts its own. */
 int stream_pair_ok(const gpu_key *k)
 {
-    const char *e = getenv("CUZK_GPU_STREAM_PAIR");
-    if ((e && *e == '0') || k->cnt[ZKEY_B1] != k->cnt[ZKEY_B2] || k->stream_c[ZKEY_B1] != k->stream_c[ZKEY_B2])
+    if (env_off("CUZK_GPU_STREAM_PAIR") || k->cnt[ZKEY_B1] != k->cnt[ZKEY_B2] ||
+        k->stream_c[ZKEY_B1] != k->stream_c[ZKEY_B2])
         return 0;
     const int s1 = k->sets >> ZKEY_B1 & 1, s2 = k->sets >> ZKEY_B2 & 1;
     if (s1 != s2)
@@ -641,20 +650,6 @@ cudaError_t lean_tables(gpu_key *k, cudaStream_t st)
     return e;
 }
 
-/* CUZK_GPU_LEAN_SHARE=0: a lean key's NTT buffers and pass buffers side by side (LEAN) */
-static int lean_share_env()
-{
-    const char *e = getenv("CUZK_GPU_LEAN_SHARE");
-    return !(e && *e == '0');
-}
-
-/* CUZK_GPU_LEAN_C=0: no buffer of c in a shared arena's room (LEAN, d_lean_c) */
-static int lean_c_env()
-{
-    const char *e = getenv("CUZK_GPU_LEAN_C");
-    return !(e && *e == '0');
-}
-
 /* CUZK_GPU_PLACEMENT=resident|streamed|auto (tests, benchmarks): forces a placement */
 int placement_forced()
 {
@@ -932,7 +927,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
         /* lean: h and the witness, and the arena's NTT part beside the streamed buffers, or under
            them (share: stream_bytes counts at least the NTT part) */
         const size_t lean_ntt = lean_ntt_carve(k->log_n, nullptr, nullptr, nullptr);
-        const int share = lean_share_env();
+        const int share = !env_off("CUZK_GPU_LEAN_SHARE");
         size_t lean_fixed = msm_align(n * 32) + msm_align(k->n_vars * 32) + GPU_KEY_RESERVE + (share ? 0 : lean_ntt);
         /* candidates, fewest compromises first: [0] a/b/c on the device, [1] a/b/c on the CPU,
            [2] lean with a/b/c on the device (the matrix beside the lean buffers), [3] lean with
@@ -1147,7 +1142,7 @@ cuzk_err gpu_key_attach(cuzk_backend *be, const zkey_file *z, const groth16_key_
             lean_ntt_carve(k->log_n, k->d_arena, &k->plan, &k->d_lean_b);
             stream_carve(k, pbmax, buckets, k->d_arena + (k->share ? 0 : nb));
             k->tw_ok = 0;
-            if (k->share && sb >= nb + msm_align(n * 32) && lean_c_env())
+            if (k->share && sb >= nb + msm_align(n * 32) && !env_off("CUZK_GPU_LEAN_C"))
                 k->d_lean_c = (fr *)(k->d_arena + nb);
             snprintf(k->place.why + strlen(k->place.why), sizeof k->place.why - strlen(k->place.why),
                      " (the h step's NTT buffers and the pass's %s: %.2f GiB%s)", k->share ? "share" : "side by side",

@@ -243,15 +243,6 @@ size_t stream_pass_order(const uint64_t cnt[STREAM_SETS], uint64_t chunk, unsign
         nch[i] = (cnt[i] + chunk - 1) / chunk;
         total += nch[i];
     }
-    if (mode == STREAM_ORDER_SETS) {
-        for (int i = 0; i < STREAM_SETS; i++)
-            while (done[i] < nch[i]) {
-                out[n++] = (stream_item){i, (uint32_t)done[i]++};
-                if (bpair && i == ZKEY_B1 && done[ZKEY_B2] < nch[ZKEY_B2]) /* B2 follows its B1 chunk */
-                    out[n++] = (stream_item){ZKEY_B2, (uint32_t)done[ZKEY_B2]++};
-            }
-        return n;
-    }
     while (n < total) {
         int best = -1;
         for (int i = 0; i < STREAM_SETS; i++) {
@@ -259,6 +250,8 @@ size_t stream_pass_order(const uint64_t cnt[STREAM_SETS], uint64_t chunk, unsign
                 continue;
             if (best < 0) {
                 best = i;
+                if (mode == STREAM_ORDER_SETS) /* the first set not done */
+                    break;
                 continue;
             }
             /* done[i] / nch[i] against done[best] / nch[best] */
