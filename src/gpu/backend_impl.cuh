@@ -288,7 +288,8 @@ cudaError_t inf_mask(gpu_key *k, int i)
 
 /* a knob that is on unless set to 0: CUZK_GPU_LEAN_SHARE=0 (a lean key's NTT buffers and pass
    buffers side by side), CUZK_GPU_LEAN_C=0 (no buffer of c in a shared arena's room, d_lean_c),
-   CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits) */
+   CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits), CUZK_GPU_LATE_W=0 (a lean pass's witness
+   goes up before the pass, not behind its first chunk) */
 static int env_off(const char *name)
 {
     const char *e = getenv(name);
@@ -1670,13 +1671,6 @@ static int stream_first_set(const gpu_key *k)
     return set;
 }
 
-/* CUZK_GPU_LATE_W=0: a lean pass's witness goes up before the pass, not behind its first chunk */
-static int lean_late_w_env()
-{
-    const char *e = getenv("CUZK_GPU_LATE_W");
-    return !(e && *e == '0');
-}
-
 uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
 {
     return k->h_win + ((size_t)p * ZKEY_BASES + set) * STREAM_WIN * sizeof(xyzz_t<fq2>);
@@ -2063,7 +2057,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
     int late_w = 0;
     if (!w_dev) {
         k->w_token = 0; /* d_w is rewritten */
-        late_w = lean_late_w_env() && stream_first_set(k) == ZKEY_H && (k->sets >> ZKEY_H & 1);
+        late_w = !env_off("CUZK_GPU_LATE_W") && stream_first_set(k) == ZKEY_H && (k->sets >> ZKEY_H & 1);
         if (!late_w) {
             phase_set(ws, GROTH16_PHASE_COPY);
             CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
