@@ -155,7 +155,9 @@ for curve in bn128 bls12381; do
             # shift table, a/b/c in 2n, the MSMs' scalars in place); fourth: lean with a/b/c on the
             # device; fifth: per set, B1, C and H streamed, the chunks of A and B2 taken from the
             # device; the lean runs with a/b/c on the CPU: c copied into the arena's room while a and
-            # b are transformed, then (CUZK_GPU_LEAN_C=0) after a *= b into b's buffer
+            # b are transformed and the witness behind the pass's first h chunk, then
+            # (CUZK_GPU_LEAN_C=0, CUZK_GPU_LATE_W=0) c after a *= b into b's buffer and the witness
+            # before the pass
             for run in "$(( size / 3 + 7 )) device 0 all" "0 host 0 all" "$(( size / 5 + 3 )) host 1 all" \
                 "$(( size / 5 + 3 )) host 1 all 0" "$(( size / 5 + 3 )) device 1 all" \
                 "$(( size / 4 + 1 )) device 0 B1,C,H"; do
@@ -164,7 +166,7 @@ for curve in bn128 bls12381; do
                 want='key placement: streamed'
                 [ "$sets" = all ] || want='sets A,B2 on the device'
                 [ "$abc$lean$leanc" = host11 ] && want='room for c'
-                CUZK_GPU_LEAN=$lean CUZK_GPU_LEAN_C=$leanc CUZK_GPU_ABC=$abc CUZK_GPU_PLACEMENT=streamed \
+                CUZK_GPU_LEAN=$lean CUZK_GPU_LEAN_C=$leanc CUZK_GPU_LATE_W=$leanc CUZK_GPU_ABC=$abc CUZK_GPU_PLACEMENT=streamed \
                     CUZK_GPU_STREAM_CHUNK=$chunk CUZK_GPU_STREAM_SETS=$sets CUZK_TEST_RS=$rs "$CUZK" prove -v \
                     --backend gpu "$d/circuit.zkey" "$d/witness.wtns" "$d/proof_st.json" "$d/public_st.json" \
                     >"$d.prove_st" 2>&1 || fail "prove --backend gpu, streamed: $(tail -2 "$d.prove_st")"

@@ -288,7 +288,8 @@ cudaError_t inf_mask(gpu_key *k, int i)
 
 /* a knob that is on unless set to 0: CUZK_GPU_LEAN_SHARE=0 (a lean key's NTT buffers and pass
    buffers side by side), CUZK_GPU_LEAN_C=0 (no buffer of c in a shared arena's room, d_lean_c),
-   CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits) */
+   CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits), CUZK_GPU_LATE_W=0 (a lean pass's witness
+   goes up before the pass, not behind its first chunk) */
 static int env_off(const char *name)
 {
     const char *e = getenv(name);
@@ -1658,6 +1659,18 @@ size_t stream_order(const gpu_key *k, stream_item *out)
     return stream_pass_order(cnt, k->chunk, k->sets, k->bpair, mode, out);
 }
 
+/* the set of a pass's first item, -1 when there is none */
+static int stream_first_set(const gpu_key *k)
+{
+    size_t n = 0;
+    for (int i = 0; i < ZKEY_BASES; i++)
+        n += (k->cnt[i] + k->chunk - 1) / k->chunk;
+    stream_item *it = (stream_item *)malloc((n ? n : 1) * sizeof *it);
+    int set = it && n && stream_order(k, it) ? it[0].set : -1;
+    free(it);
+    return set;
+}
+
 uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
 {
     return k->h_win + ((size_t)p * ZKEY_BASES + set) * STREAM_WIN * sizeof(xyzz_t<fq2>);
@@ -1746,9 +1759,11 @@ static double mono_ms()
 }
 
 /* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
-   the device scalars of partition p; the h set waits for ev_h (h is up) */
+   the device scalars of partition p; the h set waits for ev_h (h is up). late_w (P = 1): the
+   witness is not up yet; it goes up on the copy stream behind the pass's first chunk, and the
+   first item of a witness set waits for it (ev_w), so that a first h chunk covers the copy. */
 cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
-                       const char **what)
+                       const char **what, int late_w = 0)
 {
     const host_bases *hb = k->hb;
     const uint32_t *sc[ZKEY_BASES][STREAM_BATCH_MAX];
@@ -1800,8 +1815,19 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         k->bytes_copied += m * pb + (hb->idx[set] ? m * 4 : 0);
         return x;
     };
-    for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++)
+    for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++) {
         e = issue(q);
+        if (q == 0 && late_w && e == cudaSuccess) {
+            const void *src = ws[0]->wtns;
+            if (!ws[0]->pinned) {
+                memcpy(k->h_w[1], ws[0]->wtns, k->n_vars * 32);
+                src = k->h_w[1];
+            }
+            if ((e = cudaMemcpyAsync(w[0], src, k->n_vars * 32, cudaMemcpyHostToDevice, cp)) == cudaSuccess)
+                e = cudaEventRecord(k->ev_w, cp);
+        }
+    }
+    int w_waited = !late_w;
     /* a group is one item, or (bpair, several partitions) a B1 chunk and the B2 chunk after it,
        whose bucket work alternates by partition so that each B2 pass reuses the sort of the B1
        pass before it; with one partition a B2 item reuses the sort of the B1 item before it */
@@ -1838,6 +1864,25 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
             cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
             if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
                 break;
+            if (set != ZKEY_H && !w_waited++) { /* the witness, as a ring copy above */
+                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady && j > 0 &&
+                    (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+                    break;
+                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady) {
+                    phase_set(ws[0], GROTH16_PHASE_COPY);
+                    double w0 = mono_ms();
+                    e = cudaEventSynchronize(k->ev_w);
+                    double dw = mono_ms() - w0;
+                    wait += (uint64_t)(dw * 1000);
+                    w_set[set] += dw;
+                    phase_set(ws[0], GROTH16_PHASE_COMPUTE);
+                    if (e != cudaSuccess)
+                        break;
+                }
+                cudaGetLastError();
+                if ((e = cudaStreamWaitEvent(st, k->ev_w, 0)) != cudaSuccess)
+                    break;
+            }
             if (r[x] >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r[x]], 0)) != cudaSuccess)
                 break;
         }
@@ -2007,11 +2052,17 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
         h_dev = 1;
         w_dev = ws->w_token && ws->w_token == k->w_token; /* the h step may have uploaded it */
     }
+    /* the witness goes up during the pass's first h chunk where the pass starts with one that
+       streams (stream_all's late_w), else before the pass */
+    int late_w = 0;
     if (!w_dev) {
         k->w_token = 0; /* d_w is rewritten */
-        phase_set(ws, GROTH16_PHASE_COPY);
-        CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
-        phase_set(ws, GROTH16_PHASE_COMPUTE);
+        late_w = !env_off("CUZK_GPU_LATE_W") && stream_first_set(k) == ZKEY_H && (k->sets >> ZKEY_H & 1);
+        if (!late_w) {
+            phase_set(ws, GROTH16_PHASE_COPY);
+            CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
+            phase_set(ws, GROTH16_PHASE_COMPUTE);
+        }
     }
     if (!h_dev) { /* h goes up on the copy stream while the witness MSMs run */
         k->abc_token = k->h_token = 0;
@@ -2019,7 +2070,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
     }
     CUDA_TRY(cudaEventRecord(k->ev_h, h_dev ? k->st_msm[u] : k->st_copy[u]));
     lean_arena_take(k);
-    if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
+    if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what, late_w)) != cudaSuccess)
         goto fail;
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
