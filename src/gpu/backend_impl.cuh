@@ -289,7 +289,7 @@ cudaError_t inf_mask(gpu_key *k, int i)
 /* a knob that is on unless set to 0: CUZK_GPU_LEAN_SHARE=0 (a lean key's NTT buffers and pass
    buffers side by side), CUZK_GPU_LEAN_C=0 (no buffer of c in a shared arena's room, d_lean_c),
    CUZK_GPU_STREAM_PAIR=0 (B2 sorts its own digits), CUZK_GPU_LATE_W=0 (a lean pass's witness
-   goes up before the pass, not behind its first chunk) */
+   goes up before the pass, not behind its first chunk), CUZK_GPU_EARLY=0 (no msm_early) */
 static int env_off(const char *name)
 {
     const char *e = getenv(name);
@@ -1646,13 +1646,17 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
  * has finished the item before, the device is idle for it, and that wait is reported through
  * the phase hook (GROTH16_PHASE_COPY) and added up. CUZK_GPU_STREAM_PROFILE=1 prints each pass's time by set. */
 
+/* sets of a pass (stream_all's mask): all five, the four that read the witness */
+#define SETS_ALL ((1u << ZKEY_BASES) - 1)
+#define SETS_WITNESS (SETS_ALL & ~(1u << ZKEY_H))
+
 /* the items of a pass (stream_pass_order): CUZK_GPU_STREAM_ORDER=sets one set after the other,
    =lower the interleave with ties to the lower set, as before the h set went first */
-size_t stream_order(const gpu_key *k, stream_item *out)
+size_t stream_order(const gpu_key *k, stream_item *out, unsigned mask = SETS_ALL)
 {
     uint64_t cnt[ZKEY_BASES];
     for (int i = 0; i < ZKEY_BASES; i++)
-        cnt[i] = k->cnt[i];
+        cnt[i] = mask >> i & 1 ? k->cnt[i] : 0;
     const char *e = getenv("CUZK_GPU_STREAM_ORDER");
     int mode = e && !strcmp(e, "sets") ? STREAM_ORDER_SETS : e && !strcmp(e, "lower") ? STREAM_ORDER_LOWER
                                                                                          : STREAM_ORDER_COVER;
@@ -1761,9 +1765,11 @@ static double mono_ms()
 /* the five MSMs of P partitions in one pass over a streamed key's bases (mu_msm held): w[p], h[p]
    the device scalars of partition p; the h set waits for ev_h (h is up). late_w (P = 1): the
    witness is not up yet; it goes up on the copy stream behind the pass's first chunk, and the
-   first item of a witness set waits for it (ev_w), so that a first h chunk covers the copy. */
+   first item of a witness set waits for it (ev_w), so that a first h chunk covers the copy.
+   mask: the sets this pass proves (bit i: zkey set i); the others' results are left as they are
+   (msm_early: the witness sets in one pass, the h set in a later one, counted as one pass) */
 cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *const *h, groth16_ws *const *ws, int u,
-                       const char **what, int late_w = 0)
+                       const char **what, int late_w = 0, unsigned mask = SETS_ALL)
 {
     const host_bases *hb = k->hb;
     const uint32_t *sc[ZKEY_BASES][STREAM_BATCH_MAX];
@@ -1778,8 +1784,11 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     cudaError_t e = cudaSuccess;
     for (int set = 0; set < ZKEY_BASES; set++) {
         for (unsigned p = 0; p < P; p++)
-            sc[set][p] = set == ZKEY_H ? h[p] : set == ZKEY_C ? w[p] + (size_t)(k->z->n_public + 1) * 8 : w[p];
-        left[set] = (k->cnt[set] + K - 1) / K;
+            sc[set][p] = !(mask >> set & 1) ? nullptr
+                         : set == ZKEY_H    ? h[p]
+                         : set == ZKEY_C    ? w[p] + (size_t)(k->z->n_public + 1) * 8
+                                            : w[p];
+        left[set] = mask >> set & 1 ? (k->cnt[set] + K - 1) / K : 0;
         nitems += left[set];
     }
     /* items of the streamed sets take ring buffers in turn: ord[j], the item's turn (-1: a set on
@@ -1792,7 +1801,7 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         *what = "host memory for the pass";
         return cudaErrorMemoryAllocation;
     }
-    stream_order(k, items);
+    stream_order(k, items, mask);
     for (size_t j = 0; j < nitems; j++) {
         ord[j] = k->sets >> items[j].set & 1 ? (long)nq : -1;
         if (ord[j] >= 0)
@@ -1932,6 +1941,8 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         return e;
     }
     for (int set = 0; set < ZKEY_BASES; set++) {
+        if (!(mask >> set & 1))
+            continue;
         if (set == ZKEY_B2)
             stream_combine<fq2>(k, set, P, ws);
         else
@@ -1939,16 +1950,20 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     }
     if (prof) {
         double all = mono_ms() - t0, gb = (double)(k->bytes_copied - copied0) / 1e9;
-        fprintf(stderr, "streamed pass of %u: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P, all, gb,
+        fprintf(stderr, "streamed pass of %u%s: %.1f ms, %.2f GB (%.1f GB/s), copy wait %.1f ms;", P,
+                mask == SETS_ALL ? "" : mask == SETS_WITNESS ? " (witness sets)" : " (h set)", all, gb,
                 gb / (all / 1e3), wait / 1e3);
         for (int set = 0; set < ZKEY_BASES; set++) {
+            if (!(mask >> set & 1))
+                continue;
             fprintf(stderr, " %s %.1f ms (wait %.1f, c %u%s)", zkey_set_names[set], t_set[set], w_set[set],
                     k->stream_c[set], k->sets >> set & 1 ? "" : ", on the device");
             prof_say(k, set);
         }
         fprintf(stderr, "\n");
     }
-    k->passes++;
+    if (mask >> ZKEY_H & 1)
+        k->passes++;
     k->copy_wait_us += wait;
     ws[0]->copy_wait_us += wait;
     for (unsigned p = 0; p < P; p++)
@@ -2030,8 +2045,9 @@ cudaError_t copy_from_ntt(gpu_key *k, void *dst, const void *src, size_t bytes, 
 }
 
 /* msm_all of a LEAN key (mu_msm held; takes mu_ntt for the whole call): the scalars are read
- * where compute_h and the witness upload leave them (d_abc, d_w), so nothing else may run */
-cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char *err)
+ * where compute_h and the witness upload leave them (d_abc, d_w), so nothing else may run.
+ * mask: the sets to prove (the h set alone after msm_early's pass) */
+cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char *err, unsigned mask)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     cudaError_t cu_err = cudaSuccess;
@@ -2055,7 +2071,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
     /* the witness goes up during the pass's first h chunk where the pass starts with one that
        streams (stream_all's late_w), else before the pass */
     int late_w = 0;
-    if (!w_dev) {
+    if (!w_dev && (mask & SETS_WITNESS)) {
         k->w_token = 0; /* d_w is rewritten */
         late_w = !env_off("CUZK_GPU_LATE_W") && stream_first_set(k) == ZKEY_H && (k->sets >> ZKEY_H & 1);
         if (!late_w) {
@@ -2070,7 +2086,7 @@ cuzk_err msm_all_lean(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int u, char 
     }
     CUDA_TRY(cudaEventRecord(k->ev_h, h_dev ? k->st_msm[u] : k->st_copy[u]));
     lean_arena_take(k);
-    if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what, late_w)) != cudaSuccess)
+    if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what, late_w, mask)) != cudaSuccess)
         goto fail;
     pthread_mutex_unlock(&k->mu_ntt);
     return CUZK_OK;
@@ -2118,7 +2134,8 @@ void wpre_release(gpu_key *k, int slot)
     pthread_mutex_unlock(&k->mu_wpre);
 }
 
-cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err);
+cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err,
+                            unsigned mask = SETS_ALL);
 
 /* gives back the witness buffer msm_prefetch filled for ws, if any */
 void wpre_drop(gpu_key *k, groth16_ws *ws)
@@ -2166,12 +2183,112 @@ cuzk_err gpu_msm_prefetch(cuzk_backend *be, void *ks, groth16_ws *ws, int releas
     return CUZK_OK;
 }
 
+/* EARLY (msm_early): a streamed key whose a/b/c the CPU evaluates leaves the device idle for
+ * that step, and the MSMs of the witness sets (A, B1, B2, C) need nothing from it. So for one
+ * proof whose steps run in turn (groth16_prove) their pass runs on a thread of its own from
+ * before eval_abc: it takes mu_msm (and a lean key's mu_ntt, its arena being the pass's) before
+ * msm_early returns, so the h step queues behind it, and msm_all runs the h set's pass after it.
+ * At 2^26 under 16 GiB the witness sets' pass (bus-bound, ~31 GB) then runs beside the CPU's
+ * a/b/c instead of after the h step. CUZK_GPU_EARLY=0 keeps the one pass after the h step. */
+struct early_run {
+    cuzk_backend *be;
+    gpu_key *k;
+    groth16_ws *ws;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int held; /* the thread holds the key's locks */
+    cudaError_t e;
+    const char *what;
+};
+
+void *early_main(void *arg)
+{
+    early_run *r = (early_run *)arg;
+    gpu_key *k = r->k;
+    const int u = r->ws->urgent != 0;
+    pthread_mutex_lock(&k->mu_msm);
+    if (k->lean)
+        pthread_mutex_lock(&k->mu_ntt);
+    pthread_mutex_lock(&r->mu);
+    r->held = 1;
+    pthread_cond_signal(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+    uint32_t *w = k->d_msm_w, *h = k->d_msm_h;
+    r->what = "witness upload";
+    r->e = cudaSetDevice(((gpu_impl *)r->be->impl)->device);
+    if (r->e == cudaSuccess) {
+        k->w_token = 0; /* a lean key's d_w is rewritten */
+        r->e = upload_witness(k, 1, w, r->ws, k->st_msm[u]);
+    }
+    if (r->e == cudaSuccess) {
+        if (k->lean)
+            lean_arena_take(k);
+        r->e = stream_all(k, 1, &w, &h, &r->ws, u, &r->what, 0, SETS_WITNESS);
+    }
+    if (k->lean)
+        pthread_mutex_unlock(&k->mu_ntt);
+    pthread_mutex_unlock(&k->mu_msm);
+    return nullptr;
+}
+
+/* waits for ws's early pass and frees it: its failure as msm_all's */
+cuzk_err early_join(cuzk_backend *be, groth16_ws *ws, char *err)
+{
+    early_run *r = (early_run *)ws->early;
+    ws->early = nullptr;
+    pthread_join(r->th, nullptr);
+    cudaError_t e = r->e;
+    const char *what = r->what;
+    pthread_cond_destroy(&r->cv);
+    pthread_mutex_destroy(&r->mu);
+    free(r);
+    if (e != cudaSuccess)
+        return cuzk_errf(err, gpu_err_code(e), "gpu %d: msm: %s failed: %s", ((gpu_impl *)be->impl)->device,
+                         what, cudaGetErrorString(e));
+    return CUZK_OK;
+}
+
+cuzk_err gpu_msm_early(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err)
+{
+    gpu_key *k = (gpu_key *)ks;
+    if (release)
+        return ws->early ? early_join(be, ws, err) : CUZK_OK;
+    if (ws->early || !k->place.streamed || !k->abc_host || env_off("CUZK_GPU_EARLY"))
+        return CUZK_OK;
+    early_run *r = (early_run *)calloc(1, sizeof *r);
+    if (!r)
+        return CUZK_OK; /* the witness sets stay in msm_all's pass */
+    r->be = be, r->k = k, r->ws = ws;
+    pthread_mutex_init(&r->mu, nullptr);
+    pthread_cond_init(&r->cv, nullptr);
+    if (pthread_create(&r->th, nullptr, early_main, r)) {
+        pthread_cond_destroy(&r->cv);
+        pthread_mutex_destroy(&r->mu);
+        free(r);
+        return CUZK_OK;
+    }
+    pthread_mutex_lock(&r->mu);
+    while (!r->held)
+        pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+    ws->early = r;
+    return CUZK_OK;
+}
+
 /* msm_all: the witness buffer a prefetch filled, or one filled now (the daemon prefetches before
    it takes its MSM lock; a caller that does not still gets the upload outside mu_msm); given back
    when the MSMs end, whatever their result */
 cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
 {
     gpu_key *k = (gpu_key *)ks;
+    if (ws->early) { /* the witness sets' pass of msm_early: the h set's pass remains */
+        cuzk_err rc = early_join(be, ws, err);
+        if (rc)
+            return rc;
+        wpre_drop(k, ws);
+        return gpu_msm_all_locked(be, k, ws, -1, err, 1u << ZKEY_H);
+    }
     cuzk_err rc = gpu_msm_prefetch(be, ks, ws, -1, err);
     if (rc)
         return rc; /* nothing held: a failed prefetch gives its buffer back */
@@ -2182,8 +2299,9 @@ cuzk_err gpu_msm_all(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
     return rc;
 }
 
-/* msm_all under mu_msm; slot >= 0: the witness scalars are in k->d_wpre[slot] already */
-cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err)
+/* msm_all under mu_msm; slot >= 0: the witness scalars are in k->d_wpre[slot] already. mask
+   (a streamed key): the sets to prove */
+cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int slot, char *err, unsigned mask)
 {
     gpu_impl *im = (gpu_impl *)be->impl;
     cudaError_t cu_err = cudaSuccess;
@@ -2194,7 +2312,7 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
     pthread_mutex_lock(&k->mu_msm);
     CUDA_TRY(cudaSetDevice(im->device));
     if (k->lean) {
-        cuzk_err e = msm_all_lean(be, k, ws, u, err);
+        cuzk_err e = msm_all_lean(be, k, ws, u, err, mask);
         pthread_mutex_unlock(&k->mu_msm);
         return e;
     }
@@ -2217,7 +2335,7 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
             goto fail;
         }
     }
-    if (!w_on_device) {
+    if (!w_on_device && (mask & SETS_WITNESS)) {
         phase_set(ws, GROTH16_PHASE_COPY);
         CUDA_TRY(upload_witness(k, 1, k->d_msm_w, ws, k->st_msm[u]));
         phase_set(ws, GROTH16_PHASE_COMPUTE);
@@ -2243,7 +2361,7 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
     }
     if (k->place.streamed) {
         uint32_t *h = k->d_msm_h;
-        if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what)) != cudaSuccess)
+        if ((cu_err = stream_all(k, 1, &w, &h, &ws, u, &cu_what, 0, mask)) != cudaSuccess)
             goto fail;
         pthread_mutex_unlock(&k->mu_msm);
         return CUZK_OK;
@@ -2444,6 +2562,7 @@ extern "C" cuzk_backend *GPU_SYM(gpu_backend_create)(int device, char *err)
     be->msm_all = gpu_msm_all;
     be->msm_batch = gpu_msm_batch;
     be->msm_prefetch = gpu_msm_prefetch;
+    be->msm_early = gpu_msm_early;
     be->key_info = gpu_key_info;
     be->destroy = gpu_destroy;
     return be;

@@ -70,6 +70,9 @@ typedef struct groth16_ws {
     int pre_slot;         /* a device backend's witness buffer that msm_prefetch filled for this
                              workspace, plus 1; 0: none (groth16_ws_init). msm_all and a release
                              of msm_prefetch set it back to 0 */
+    void *early;          /* a device backend's MSMs that msm_early started for this workspace;
+                             NULL: none (groth16_ws_init). msm_all and a release of msm_early
+                             wait for them and set it back to NULL */
 } groth16_ws;
 
 enum { GROTH16_PHASE_COMPUTE = 0, GROTH16_PHASE_COPY = 1 };
@@ -155,6 +158,14 @@ struct cuzk_backend {
        wait for a buffer that other workspaces' prefetches hold until their msm_all or release;
        msm_all of a workspace not prefetched never waits for one. */
     cuzk_err (*msm_prefetch)(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err);
+    /* Optional (NULL: none). For a caller that runs one workspace's steps in turn and nothing
+       else on the key meanwhile (groth16_prove): called before eval_abc, it starts the MSMs that
+       read only the witness (A, B1, B2, C) where the device would otherwise wait for the CPU's
+       eval_abc (a streamed key whose a/b/c the CPU evaluates), and returns once they hold the
+       key's MSM lock; it may also do nothing. ws->early says they run. msm_all then runs the
+       rest, waits for them and returns their failure. release = 1, when msm_all will not run
+       (a step failed), waits for them and drops their results; harmless when none run. */
+    cuzk_err (*msm_early)(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err);
     /* msm_all for n workspaces of one key (the h step of each done, h on the host), in as few
        passes over the bases as the key's batch size allows; NULL: the caller runs msm_all on
        each. Results as msm_all's, byte for byte. */

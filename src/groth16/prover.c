@@ -215,6 +215,9 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     ws.keep_on_device = 1; /* only the MSM results are read, by the assembly */
     double t1 = mono_s();
     tt.setup = t1 - t0;
+    /* the witness MSMs may run on the device while a/b/c run on the CPU (msm_all waits for them) */
+    if (be->msm_early && (e = be->msm_early(be, ks, &ws, 0, err)))
+        goto done;
     if ((e = groth16_step_abc(be, ks, &ws, err)))
         goto done;
     tt.abc = mono_s() - t1;
@@ -233,6 +236,10 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     if (t)
         *t = tt;
 done:
+    if (ws.early) { /* a step before msm_all failed */
+        char scratch[CUZK_ERRLEN];
+        be->msm_early(be, ks, &ws, 1, scratch);
+    }
     free(own);
     memset(&fresh, 0, sizeof fresh);
     return e;
