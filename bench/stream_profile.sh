@@ -7,7 +7,9 @@
 #   CUZK=build/bin/cuzk bench/stream_profile.sh DIR [CAP]
 # DIR holds circuit.zkey, witness.wtns, vk.json. Configurations (env of each run):
 #   default              the sets' chunks interleaved (each round from the h set's), window bits
-#                        of one chunk
+#                        of one chunk; with a/b/c on the CPU the witness sets in a pass of their
+#                        own beside them (msm_early), the h set's after the h step
+#   one                  CUZK_GPU_EARLY=0: all five sets in one pass after the h step
 #   sets                 CUZK_GPU_STREAM_ORDER=sets: one set after the other
 #   lower, job-lower     CUZK_GPU_STREAM_ORDER=lower: interleaved with ties to the lower set (each
 #                        round from A's, the order before); one partition / a job
@@ -39,12 +41,13 @@ run() { # NAME ENV... -- ARGS...
     "$CUZK" verify "$d/vk.json" "$d/public-$name.json" "$d/proof-$name.json" >/dev/null ||
         { echo "$name: proof does not verify"; return; }
     echo "## $name (${envs[*]:-defaults}) $*"
-    grep -E 'placement|streamed|median|a partition|pass of' "$d.prof-$name" | tail -8
+    grep -E 'placement|streamed|median|a partition|pass of' "$d.prof-$name" | tail -10
 }
 want=" ${STREAM_PROFILE_CONFIGS:-default sets hbits20 sets-hbits20 job job-hbits20} "
 has() { [[ "$want" == *" $1 "* ]]; }
 job=${STREAM_PROFILE_JOB:-10}
 has default && run default -- --repeat "$reps"
+has one && run one CUZK_GPU_EARLY=0 -- --repeat "$reps"
 has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
 has lower && run lower CUZK_GPU_STREAM_ORDER=lower -- --repeat "$reps"
 has job-lower && run job-lower CUZK_GPU_STREAM_ORDER=lower -- --repeat 1 --batch "$job"
