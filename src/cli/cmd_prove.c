@@ -146,9 +146,10 @@ static cuzk_err prove_repeat(cuzk_proof *proof, cuzk_backend *be, void *ks, cons
         runs[i] = *t_end - t;
         if (verbose)
             fprintf(stderr,
-                    "cuzk prove: run %d: %.1f ms (copy-in %.1f, a/b/c %.1f, h %.1f, msm %.1f, assemble %.1f)\n",
+                    "cuzk prove: run %d: %.1f ms (copy-in %.1f, a/b/c %.1f, h %.1f, msm %.1f, assemble %.1f)%s\n",
                     i + 1, 1e3 * runs[i], 1e3 * st->setup, 1e3 * st->abc, 1e3 * st->h, 1e3 * st->msm,
-                    1e3 * st->assemble);
+                    1e3 * st->assemble,
+                    st->early ? "; the witness sets' MSMs ran beside a/b/c, h waited for them, msm is the h set's" : "");
     }
     qsort(runs, (size_t)n, sizeof *runs, cmp_double);
     fprintf(stderr, "cuzk prove: %d runs (key resident, %s workspace): median %.1f ms, fastest %.1f ms\n", n,

@@ -184,7 +184,7 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
                              const wtns_file *w, const groth16_rs *rs, uint8_t *mem, int pinned,
                              groth16_times *t, char *err)
 {
-    groth16_times tt;
+    groth16_times tt = {0};
     double t0 = mono_s();
     cuzk_err e = zkey_check_witness(z, w, err);
     if (e)
@@ -218,6 +218,7 @@ cuzk_err groth16_prove_timed(cuzk_proof *out, cuzk_backend *be, void *ks, const 
     /* the witness MSMs may run on the device while a/b/c run on the CPU (msm_all waits for them) */
     if (be->msm_early && (e = be->msm_early(be, ks, &ws, 0, err)))
         goto done;
+    tt.early = ws.early != NULL;
     if ((e = groth16_step_abc(be, ks, &ws, err)))
         goto done;
     tt.abc = mono_s() - t1;

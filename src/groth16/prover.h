@@ -46,6 +46,8 @@ typedef struct groth16_times {
     int passes, first_pass, overlapped;  /* groth16_prove_batch: MSM calls (a backend's
                                             msm_batch splits one into its passes), partitions of
                                             the first, whether the stages overlapped */
+    int early;                           /* groth16_prove: the witness sets' MSMs ran beside a/b/c
+                                            (msm_early); h then includes waiting for them */
 } groth16_times;
 /* groth16_prove with its times, in a caller's workspace when mem is not NULL: at least
  * groth16_prove_mem_size(z) bytes, 64-byte aligned, pinned = 1 if it is page-locked

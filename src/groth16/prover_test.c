@@ -7,7 +7,7 @@
  * Oracle: the proof groth16_prove makes through the plain CPU backend with the same r and s,
  * which tests/data's snarkjs fixture ties to snarkjs (its vk verifies it).
  * Cases: a proof with early work (the order early, abc, h, msm; no release; the same proof as
- * without); msm_early doing nothing (ws->early stays NULL: no release either); msm_early failing
+ * without; groth16_times.early set); msm_early doing nothing (ws->early stays NULL: no release either); msm_early failing
  * (no step runs, its error is returned); eval_abc or compute_h failing after early work started
  * (one release, the step's error returned, nothing left running).
  */
@@ -140,16 +140,21 @@ int main(int argc, char **argv)
     CHECK(!groth16_verify(&vk, &pub, &want, err), "the plain proof does not verify: %s", err);
 
     early_backend f;
+    groth16_times t;
     setup(&f, cpu, 1, 0, 0);
     memset(&got, 0, sizeof got);
-    CHECK(!groth16_prove(&got, &f.be, ks, &z, &w, &rs, err), "prove with early work: %s", err);
+    memset(&t, 0, sizeof t);
+    CHECK(!groth16_prove_timed(&got, &f.be, ks, &z, &w, &rs, NULL, 0, &t, err), "prove with early work: %s", err);
+    CHECK(t.early == 1, "the times do not say that early work ran");
     CHECK(!strcmp(f.log, "EAHM"), "early work: calls %s, want EAHM (early before a/b/c, no release)", f.log);
     CHECK(f.msm_saw_early && !f.running, "msm_all did not take the early work back");
     CHECK(!memcmp(&got, &want, sizeof got), "the proof with early work differs from the plain one");
 
     setup(&f, cpu, 0, 0, 0);
     memset(&got, 0, sizeof got);
-    CHECK(!groth16_prove(&got, &f.be, ks, &z, &w, &rs, err), "prove, early doing nothing: %s", err);
+    t.early = 1;
+    CHECK(!groth16_prove_timed(&got, &f.be, ks, &z, &w, &rs, NULL, 0, &t, err), "prove, early doing nothing: %s", err);
+    CHECK(t.early == 0, "the times say that early work ran where none did");
     CHECK(!strcmp(f.log, "eAHM") && !f.msm_saw_early, "early doing nothing: calls %s, want eAHM", f.log);
     CHECK(!memcmp(&got, &want, sizeof got), "the proof (early doing nothing) differs from the plain one");
 
