@@ -14,6 +14,7 @@
 #   lower, job-lower     CUZK_GPU_STREAM_ORDER=lower: interleaved with ties to the lower set (each
 #                        round from A's, the order before); one partition / a job
 #   hbits20              CUZK_GPU_STREAM_HBITS=20: the h set with the window bits of all its points at 2^24
+#                        (hbitsN, job-hbitsN: any N from 4 to 22, one partition / a job)
 #   sets-hbits20         both
 #   job, job-hbits20     a job of STREAM_PROFILE_JOB (10) partitions (--batch), defaults / hbits20
 #   hchunk128            CUZK_GPU_STREAM_HCHUNK=128: the h set's level 0 in chunks of 128 entries
@@ -51,10 +52,15 @@ has one && run one CUZK_GPU_EARLY=0 -- --repeat "$reps"
 has sets && run sets CUZK_GPU_STREAM_ORDER=sets -- --repeat "$reps"
 has lower && run lower CUZK_GPU_STREAM_ORDER=lower -- --repeat "$reps"
 has job-lower && run job-lower CUZK_GPU_STREAM_ORDER=lower -- --repeat 1 --batch "$job"
-has hbits20 && run hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
+for c in $want; do # hbitsN and job-hbitsN, 20 among them
+    if [[ "$c" =~ ^hbits([0-9]+)$ ]]; then
+        run "$c" CUZK_GPU_STREAM_HBITS="${BASH_REMATCH[1]}" -- --repeat "$reps"
+    elif [[ "$c" =~ ^job-hbits([0-9]+)$ ]]; then
+        run "$c" CUZK_GPU_STREAM_HBITS="${BASH_REMATCH[1]}" -- --repeat 1 --batch "$job"
+    fi
+done
 has sets-hbits20 && run sets-hbits20 CUZK_GPU_STREAM_ORDER=sets CUZK_GPU_STREAM_HBITS=20 -- --repeat "$reps"
 has job && run job -- --repeat 1 --batch "$job"
-has job-hbits20 && run job-hbits20 CUZK_GPU_STREAM_HBITS=20 -- --repeat 1 --batch "$job"
 has hchunk128 && run hchunk128 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
 has hbits20-hchunk128 && run hbits20-hchunk128 CUZK_GPU_STREAM_HBITS=20 CUZK_GPU_STREAM_HCHUNK=128 -- --repeat "$reps"
 has allsets && run allsets CUZK_GPU_STREAM_SETS=all -- --repeat "$reps"
