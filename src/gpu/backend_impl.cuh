@@ -2431,17 +2431,29 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
         for (int i = 0; i < n; i++) {
             cuzk_err e = gpu_msm_all(be, ks, ws[i], err);
             if (e) {
-                while (++i < n)
+                char scratch[CUZK_ERRLEN];
+                while (++i < n) {
                     wpre_drop(k, ws[i]);
+                    gpu_msm_early(be, ks, ws[i], 1, scratch);
+                }
                 return e;
             }
         }
         return CUZK_OK;
     }
     /* only keys whose five MSMs run at once have witness buffers, never a streamed one, so no
-       prefetch holds one here; given back all the same, so that no path leaves one held */
-    for (int i = 0; i < n; i++)
+       prefetch holds one here; given back all the same, so that no path leaves one held. A
+       workspace's early pass (msm_early), which no caller of msm_batch starts, is waited for:
+       the batch's pass proves its five sets again */
+    cuzk_err early_e = CUZK_OK;
+    for (int i = 0; i < n; i++) {
+        char scratch[CUZK_ERRLEN];
         wpre_drop(k, ws[i]);
+        cuzk_err x = gpu_msm_early(be, ks, ws[i], 1, early_e ? scratch : err);
+        early_e = early_e ? early_e : x;
+    }
+    if (early_e)
+        return early_e;
     for (int i = 0; i < n; i++) {
         u |= ws[i]->urgent != 0;
         if (ws[i]->host_missing & GROTH16_HOST_H)

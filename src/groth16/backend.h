@@ -163,7 +163,8 @@ struct cuzk_backend {
        read only the witness (A, B1, B2, C) where the device would otherwise wait for the CPU's
        eval_abc (a streamed key whose a/b/c the CPU evaluates), and returns once they hold the
        key's MSM lock; it may also do nothing. ws->early says they run. msm_all then runs the
-       rest, waits for them and returns their failure. release = 1, when msm_all will not run
+       rest, waits for them and returns their failure (msm_batch waits for them and proves all
+       five sets in its pass). release = 1, when msm_all will not run
        (a step failed), waits for them and drops their results; harmless when none run. */
     cuzk_err (*msm_early)(cuzk_backend *be, void *ks, groth16_ws *ws, int release, char *err);
     /* msm_all for n workspaces of one key (the h step of each done, h on the host), in as few
