@@ -71,7 +71,7 @@ for k in $logs; do
     passes=$(sed -n 's/.*streamed: \([0-9]*\) passes.*/\1/p' "$d.streamed" | tail -1)
     stmsm=$(sed -n 's/.*msm \([0-9.]*\),.*/\1/p' "$d.streamed" | sort -n | sed -n "$(( (reps + 1) / 2 ))p")
     jobwait=$(sed -n 's/.*waited \([0-9.]*\) ms on copies.*/\1/p' "$d.job" | tail -1)
-    jobmsm=$(sed -n 's/.*msm \([0-9.]*\) for all.*/\1/p' "$d.job" | sort -n | sed -n "$(( (reps + 1) / 2 ))p")
+    jobmsm=$(sed -n 's/.*batch [0-9]* of [0-9]* partitions:.* msm \([0-9.]*\), assemble.*/\1/p' "$d.job" | sort -n | sed -n "$(( (reps + 1) / 2 ))p")
     awk -v c="$curve" -v k="$k" -v res="$res" -v st="$st" -v job="$job" -v gib="${gib:-0}" -v bw="${bw:-0}" \
         -v w="${waitms:-0}" -v p="${passes:-1}" -v rm="${resmsm:-0}" -v sm="${stmsm:-0}" -v jw="${jobwait:-0}" \
         -v jm="${jobmsm:-0}" -v b="$batch" -v reps="$reps" -v cap="$cap" 'BEGIN {
