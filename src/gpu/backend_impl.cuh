@@ -1220,9 +1220,9 @@ void phase_set(const groth16_ws *ws, int ph)
         ws->phase(ws->phase_ctx, ph);
 }
 
-/* copies the witness (std form) to dst on st and waits for it: straight from ws->wtns when
- * it is page-locked, else through pinned staging buffer `which` (reused by the next call) */
-cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
+/* queues the witness's copy (std form) to dst on st: straight from ws->wtns when it is
+ * page-locked, else through pinned staging buffer `which` (reused by the next call) */
+cudaError_t upload_witness_async(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
 {
     size_t b = k->n_vars * 32;
     const void *src = ws->wtns;
@@ -1230,10 +1230,14 @@ cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *w
         memcpy(k->h_w[which], ws->wtns, b);
         src = k->h_w[which];
     }
-    cudaError_t e = cudaMemcpyAsync(dst, src, b, cudaMemcpyHostToDevice, st);
-    if (e != cudaSuccess)
-        return e;
-    return cudaStreamSynchronize(st);
+    return cudaMemcpyAsync(dst, src, b, cudaMemcpyHostToDevice, st);
+}
+
+/* the same, waited for */
+cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
+{
+    cudaError_t e = upload_witness_async(k, which, dst, ws, st);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(st);
 }
 
 /* d_w <- the witness, d_abc <- a/b/c from it (on st_ntt[u], waited for; mu_ntt held); the
@@ -1826,15 +1830,9 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     };
     for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++) {
         e = issue(q);
-        if (q == 0 && late_w && e == cudaSuccess) {
-            const void *src = ws[0]->wtns;
-            if (!ws[0]->pinned) {
-                memcpy(k->h_w[1], ws[0]->wtns, k->n_vars * 32);
-                src = k->h_w[1];
-            }
-            if ((e = cudaMemcpyAsync(w[0], src, k->n_vars * 32, cudaMemcpyHostToDevice, cp)) == cudaSuccess)
-                e = cudaEventRecord(k->ev_w, cp);
-        }
+        if (q == 0 && late_w && e == cudaSuccess &&
+            (e = upload_witness_async(k, 1, w[0], ws[0], cp)) == cudaSuccess)
+            e = cudaEventRecord(k->ev_w, cp);
     }
     int w_waited = !late_w;
     /* a group is one item, or (bpair, several partitions) a B1 chunk and the B2 chunk after it,
@@ -1845,6 +1843,30 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         return k->bpair && items[j].set == ZKEY_B1 && j + 1 < nitems && items[j + 1].set == ZKEY_B2 &&
                items[j + 1].chunk == items[j].chunk;
     };
+    /* the copy behind ev that item j of set `set` reads: the host runs at most one group ahead of
+       the device, so while the copy still runs the device first finishes the group before, then
+       waits for it (a wait reported through the phase hook and added up); st then waits for ev */
+    auto copy_wait = [&](cudaEvent_t ev, size_t j, int set) -> cudaError_t {
+        cudaError_t x = cudaSuccess;
+        if (cudaEventQuery(ev) == cudaErrorNotReady && j > 0 &&
+            (x = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+            return x;
+        if (cudaEventQuery(ev) == cudaErrorNotReady) {
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COPY);
+            double w0 = mono_ms();
+            x = cudaEventSynchronize(ev);
+            double dw = mono_ms() - w0;
+            wait += (uint64_t)(dw * 1000);
+            w_set[set] += dw;
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COMPUTE);
+            if (x != cudaSuccess)
+                return x;
+        }
+        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+        return cudaStreamWaitEvent(st, ev, 0);
+    };
     for (size_t j = 0, g; j < nitems && e == cudaSuccess; j += g) {
         g = P > 1 && pair_at(j) ? 2 : 1;
         double ta = prof ? mono_ms() : 0;
@@ -1852,48 +1874,12 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         for (size_t x = 0; x < g && e == cudaSuccess; x++) {
             const int set = items[j + x].set;
             r[x] = ord[j + x] >= 0 ? (int)(ord[j + x] % STREAM_RING) : -1;
-            /* the host runs at most one group ahead of the device: when this item's copy is still
-               running, the device first finishes the group before, then waits for the copy */
-            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady && j > 0 &&
-                (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+            if (r[x] >= 0 && (e = copy_wait(k->ev_copied[r[x]], j, set)) != cudaSuccess)
                 break;
-            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady) {
-                for (unsigned p = 0; p < P; p++)
-                    phase_set(ws[p], GROTH16_PHASE_COPY);
-                double w0 = mono_ms();
-                e = cudaEventSynchronize(k->ev_copied[r[x]]);
-                double dw = mono_ms() - w0;
-                wait += (uint64_t)(dw * 1000);
-                w_set[set] += dw;
-                for (unsigned p = 0; p < P; p++)
-                    phase_set(ws[p], GROTH16_PHASE_COMPUTE);
-                if (e != cudaSuccess)
-                    break;
-            }
-            cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
             if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
                 break;
-            if (set != ZKEY_H && !w_waited++) { /* the witness, as a ring copy above */
-                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady && j > 0 &&
-                    (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
-                    break;
-                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady) {
-                    phase_set(ws[0], GROTH16_PHASE_COPY);
-                    double w0 = mono_ms();
-                    e = cudaEventSynchronize(k->ev_w);
-                    double dw = mono_ms() - w0;
-                    wait += (uint64_t)(dw * 1000);
-                    w_set[set] += dw;
-                    phase_set(ws[0], GROTH16_PHASE_COMPUTE);
-                    if (e != cudaSuccess)
-                        break;
-                }
-                cudaGetLastError();
-                if ((e = cudaStreamWaitEvent(st, k->ev_w, 0)) != cudaSuccess)
-                    break;
-            }
-            if (r[x] >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r[x]], 0)) != cudaSuccess)
-                break;
+            if (set != ZKEY_H && !w_waited++ && (e = copy_wait(k->ev_w, j, set)) != cudaSuccess)
+                break; /* the witness, a copy like the ring's */
         }
         if (e != cudaSuccess)
             break;
