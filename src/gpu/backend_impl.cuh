@@ -1613,7 +1613,7 @@ void prof_say(gpu_key *k, int set)
 
 template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
-                    uint8_t *scratch, int wide = 0, msm_prof *prof = nullptr)
+                    uint8_t *scratch, int wide = 0, msm_prof *prof = nullptr, size_t *live = nullptr)
 {
     msm_shape s = set_shape(k->z, set, k->tab_h, wide);
     msm_scratch<F> sc;
@@ -1621,7 +1621,7 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
     const uint8_t *bases = set == ZKEY_H && k->tab_h ? k->d_tab_h : k->d_bases[set];
-    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, prof, win);
+    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, prof, win, live);
     if (e != cudaSuccess)
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
@@ -1689,7 +1689,7 @@ uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
    sorted entries of the first of them are in the scratch, left by B1's pass of the chunk (bpair) */
 template <class F>
 cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsigned P, const uint32_t *const *sc,
-                         int reuse, cudaStream_t st)
+                         int reuse, cudaStream_t st, size_t *live)
 {
     const size_t K = k->chunk, off = i * K, m = k->cnt[set] - off < K ? k->cnt[set] - off : K;
     const uint8_t *pts = r >= 0 ? k->d_ring[r] : k->d_bases[set] + off * set_point_bytes(k->z, set);
@@ -1712,7 +1712,7 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsi
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
         msm_prof *prof = prof_of(k);
         MSM_PROF_MARK(prof, 0, st);
-        e = msm_pass<F>(sm, scr, pts, scal, st, reused, prof, true);
+        e = msm_pass<F>(sm, scr, pts, scal, st, reused, prof, true, live);
         if (prof && e == cudaSuccess)
             prof_take(k, set, 0, 3);
     }
@@ -1785,6 +1785,7 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     double t_set[ZKEY_BASES] = {0}, w_set[ZKEY_BASES] = {0}, t0 = mono_ms();
     uint64_t wait = 0, copied0 = k->bytes_copied;
     int h_waited = 0;
+    size_t live = SIZE_MAX; /* the count of sorted entries a B2 chunk reuses (msm.cuh COMPACT) */
     cudaError_t e = cudaSuccess;
     for (int set = 0; set < ZKEY_BASES; set++) {
         for (unsigned p = 0; p < P; p++)
@@ -1887,14 +1888,14 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         const uint32_t c = items[j].chunk;
         if (g == 2) {
             for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
-                e = stream_chunk<fq>(k, ZKEY_B1, c, r[0], p, p + 1, sc[ZKEY_B1], 0, st);
+                e = stream_chunk<fq>(k, ZKEY_B1, c, r[0], p, p + 1, sc[ZKEY_B1], 0, st, &live);
                 if (e == cudaSuccess)
-                    e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st);
+                    e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st, &live);
             }
         } else {
             const int reuse = P == 1 && set == ZKEY_B2 && j > 0 && pair_at(j - 1);
-            e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st)
-                               : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st);
+            e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st, &live)
+                               : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st, &live);
         }
         for (size_t x = 0; x < g && e == cudaSuccess; x++) {
             const int s = items[j + x].set;
@@ -2369,11 +2370,12 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
         msm_prof *pp = prof ? prof_of(k) : nullptr;
         double t[ZKEY_BASES + 1];
         t[0] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide, pp));
+        size_t live = SIZE_MAX; /* the count of sorted entries B1 and B2 reuse (msm.cuh COMPACT) */
+        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[1] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide, pp));
+        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[2] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide, pp));
+        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[3] = prof ? mono_ms() : 0;
         CUDA_TRY(run_set<fq>(k, ZKEY_C, w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
                              k->d_msm, wide, pp));
