@@ -376,6 +376,24 @@ static __device__ __forceinline__ uint32_t msm_bits(const uint32_t *s, unsigned 
     return __funnelshift_r(lo, hi, b) & ((1u << c) - 1);
 }
 
+/* the eight words of scalar i (32 bytes, little-endian) */
+static __device__ __forceinline__ void msm_scalar_words(uint32_t *s, const uint32_t *scalars, size_t i)
+{
+    const uint4 *q = (const uint4 *)(scalars + 8 * i);
+    uint4 x = q[0], y = q[1];
+    s[0] = x.x, s[1] = x.y, s[2] = x.z, s[3] = x.w, s[4] = y.x, s[5] = y.y, s[6] = y.z, s[7] = y.w;
+}
+
+/* the signed digit of window w in [-2^(c-1), 2^(c-1)]: |digit| returned, neg its sign; carry
+   goes from each window into the next (start at 0, windows in increasing order) */
+static __device__ __forceinline__ uint32_t msm_digit(const uint32_t *s, unsigned w, unsigned c, uint32_t &carry,
+                                                     uint32_t &neg)
+{
+    const uint32_t raw = msm_bits(s, w * c, c) + carry;
+    carry = neg = raw > 1u << (c - 1);
+    return neg ? (1u << c) - raw : raw;
+}
+
 /* entry (w, i): key (w << c) | |digit| and value i | sign << 31; over a table (tab = 1) key
    |digit| and value (w n + i) | sign << 31, the table's point */
 static __global__ __launch_bounds__(256) void msm_digits_kernel(uint32_t *keys, uint32_t *vals, const uint32_t *scalars,
@@ -384,23 +402,10 @@ static __global__ __launch_bounds__(256) void msm_digits_kernel(uint32_t *keys, 
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    uint32_t s[8];
-    const uint4 *q = (const uint4 *)(scalars + 8 * i);
-    uint4 x = q[0], y = q[1];
-    s[0] = x.x, s[1] = x.y, s[2] = x.z, s[3] = x.w, s[4] = y.x, s[5] = y.y, s[6] = y.z, s[7] = y.w;
-    uint32_t carry = 0, half = 1u << (c - 1);
+    uint32_t s[8], carry = 0, neg;
+    msm_scalar_words(s, scalars, i);
     for (unsigned w = 0; w < nwin; w++) {
-        uint32_t raw = msm_bits(s, w * c, c) + carry;
-        uint32_t d, neg;
-        if (raw > half) {
-            d = (1u << c) - raw;
-            neg = 1;
-            carry = 1;
-        } else {
-            d = raw;
-            neg = 0;
-            carry = 0;
-        }
+        uint32_t d = msm_digit(s, w, c, carry, neg);
         keys[(size_t)w * n + i] = tab ? d : (w << c) | d;
         vals[(size_t)w * n + i] = (uint32_t)(tab ? (size_t)w * n + i : i) | (neg << 31);
     }
@@ -444,23 +449,11 @@ static __global__ __launch_bounds__(256) void msm_digits_compact_kernel(uint32_t
         return;
     const uint64_t last = off[n - 1] + cls[n - 1], o = off[i];
     const size_t nz = (uint32_t)last, nf = (size_t)(last >> 32);
-    uint32_t s[8];
-    const uint4 *q = (const uint4 *)(scalars + 8 * i);
-    uint4 x = q[0], y = q[1];
-    s[0] = x.x, s[1] = x.y, s[2] = x.z, s[3] = x.w, s[4] = y.x, s[5] = y.y, s[6] = y.z, s[7] = y.w;
-    uint32_t carry = 0, half = 1u << (c - 1);
+    uint32_t s[8], carry = 0, neg;
+    msm_scalar_words(s, scalars, i);
     const unsigned wins = ci >> 32 ? nwin : 1;
     for (unsigned w = 0; w < wins; w++) {
-        uint32_t raw = msm_bits(s, w * c, c) + carry, d, neg;
-        if (raw > half) {
-            d = (1u << c) - raw;
-            neg = 1;
-            carry = 1;
-        } else {
-            d = raw;
-            neg = 0;
-            carry = 0;
-        }
+        uint32_t d = msm_digit(s, w, c, carry, neg);
         size_t at = msm_compact_start(w, nz, nf) + (w == 0 ? (size_t)(uint32_t)o : (size_t)(o >> 32));
         keys[at] = (w << c) | d;
         vals[at] = (uint32_t)i | (neg << 31);
