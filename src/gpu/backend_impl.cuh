@@ -2276,6 +2276,14 @@ cuzk_err gpu_msm_early(cuzk_backend *be, void *ks, groth16_ws *ws, int release, 
     return CUZK_OK;
 }
 
+/* gives back what a workspace may hold before its MSMs: a prefetched witness buffer, and its
+   early pass (waited for); the early pass's failure is returned */
+cuzk_err ws_unhold(cuzk_backend *be, void *ks, groth16_ws *ws, char *err)
+{
+    wpre_drop((gpu_key *)ks, ws);
+    return gpu_msm_early(be, ks, ws, 1, err);
+}
+
 /* msm_all: the witness buffer a prefetch filled, or one filled now (the daemon prefetches before
    it takes its MSM lock; a caller that does not still gets the upload outside mu_msm); given back
    when the MSMs end, whatever their result */
@@ -2432,10 +2440,8 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
             cuzk_err e = gpu_msm_all(be, ks, ws[i], err);
             if (e) {
                 char scratch[CUZK_ERRLEN];
-                while (++i < n) {
-                    wpre_drop(k, ws[i]);
-                    gpu_msm_early(be, ks, ws[i], 1, scratch);
-                }
+                while (++i < n)
+                    ws_unhold(be, ks, ws[i], scratch);
                 return e;
             }
         }
@@ -2448,8 +2454,7 @@ cuzk_err gpu_msm_batch(cuzk_backend *be, void *ks, groth16_ws **ws, int n, char 
     cuzk_err early_e = CUZK_OK;
     for (int i = 0; i < n; i++) {
         char scratch[CUZK_ERRLEN];
-        wpre_drop(k, ws[i]);
-        cuzk_err x = gpu_msm_early(be, ks, ws[i], 1, early_e ? scratch : err);
+        cuzk_err x = ws_unhold(be, ks, ws[i], early_e ? scratch : err);
         early_e = early_e ? early_e : x;
     }
     if (early_e)
