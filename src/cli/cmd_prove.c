@@ -123,7 +123,7 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* --repeat: n proofs with the key resident and one reused workspace; prints each run with
+/* --repeat: n proofs with the key loaded once and one reused workspace; prints each run with
  * -v and the median and fastest. *st and *t_end describe the last run. */
 static cuzk_err prove_repeat(cuzk_proof *proof, cuzk_backend *be, void *ks, const zkey_file *z, const wtns_file *w,
                              const groth16_rs *rs, int n, int verbose, groth16_times *st, double *t_end, char *err)
@@ -152,7 +152,7 @@ static cuzk_err prove_repeat(cuzk_proof *proof, cuzk_backend *be, void *ks, cons
                     st->early ? "; the witness sets' MSMs ran beside a/b/c, h waited for them, msm is the h set's" : "");
     }
     qsort(runs, (size_t)n, sizeof *runs, cmp_double);
-    fprintf(stderr, "cuzk prove: %d runs (key resident, %s workspace): median %.1f ms, fastest %.1f ms\n", n,
+    fprintf(stderr, "cuzk prove: %d runs (key loaded once, %s workspace): median %.1f ms, fastest %.1f ms\n", n,
             pinned ? "page-locked" : "pageable", 1e3 * runs[n / 2], 1e3 * runs[0]);
 out:
     free(runs);
