@@ -595,6 +595,7 @@ static void ntt_test(const char *name, const uint32_t *p32, const uint32_t (*roo
 }
 
 /* ---- MSM: msm_run's schedule with the kernels run thread by thread ---- */
+static int emu_compact_calls; /* passes that took COMPACT's path */
 /* msm_run's digits, sort, level 0 and partial levels of shape s into buckets (accum: added to
    what they hold, msm.cuh STREAMED); returns the partial levels run */
 template <class F>
@@ -607,13 +608,41 @@ static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, con
                                      std::vector<uint32_t>(s.slots0, MSM_KEY_NONE)};
     blockDim.x = 1;
     threadIdx.x = 0;
-    for (size_t i = 0; i < s.n; i++) {
-        blockIdx.x = (unsigned)i;
-        msm_digits_kernel(keys.data(), vals.data(), scalars, s.n, s.c, s.nwin, s.tab);
+    /* the regions that sort alone: (start, length) */
+    std::vector<std::pair<size_t, size_t>> regions;
+    size_t m = s.entries;
+    if (s.compact) { /* msm_compact: classes, their exclusive scan, the nonzero digits' entries */
+        std::vector<uint64_t> cls(s.n), off(s.n);
+        for (size_t i = 0; i < s.n; i++) {
+            blockIdx.x = (unsigned)i;
+            msm_class_kernel(cls.data(), scalars, s.n, s.c);
+        }
+        uint64_t sum = 0;
+        for (size_t i = 0; i < s.n; i++)
+            off[i] = sum, sum += cls[i];
+        const size_t nz = (uint32_t)sum, nf = (size_t)(sum >> 32);
+        m = msm_compact_start(s.nwin, nz, nf);
+        for (size_t i = 0; i < s.n; i++) {
+            blockIdx.x = (unsigned)i;
+            msm_digits_compact_kernel(keys.data(), vals.data(), scalars, off.data(), cls.data(), s.n, s.c, s.nwin);
+        }
+        for (unsigned w = 0; w < s.nwin; w++)
+            regions.push_back({msm_compact_start(w, nz, nf), w ? nf : nz});
+    } else {
+        for (size_t i = 0; i < s.n; i++) {
+            blockIdx.x = (unsigned)i;
+            msm_digits_kernel(keys.data(), vals.data(), scalars, s.n, s.c, s.nwin, s.tab);
+        }
+        /* per window, or over a table all entries at once */
+        size_t seg = s.tab ? s.entries : s.n;
+        for (size_t off = 0; off < s.entries; off += seg)
+            regions.push_back({off, seg});
     }
-    /* the sort on the bucket bits: per window, or over a table all entries at once */
-    size_t seg = s.tab ? s.entries : s.n;
-    for (size_t off = 0; off < s.entries; off += seg) {
+    emu_compact_calls += s.compact;
+    if (m == 0)
+        return 0;
+    /* the sort on the bucket bits */
+    for (auto [off, seg] : regions) {
         std::vector<size_t> idx(seg);
         for (size_t i = 0; i < seg; i++)
             idx[i] = off + i;
@@ -627,7 +656,7 @@ static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, con
         std::copy(v2.begin(), v2.end(), vals.begin() + off);
     }
     msm_src_affine<F> src0{keys.data(), vals.data(), bases};
-    size_t threads = (s.entries + s.chunk0 - 1) / s.chunk0;
+    size_t threads = (m + s.chunk0 - 1) / s.chunk0;
     if (s.aff_kernel) {
         size_t slots = (size_t)s.chunk0 * s.aff_threads;
         std::vector<uint32_t> ast(slots);
@@ -642,7 +671,7 @@ static int emu_msm_pass(const msm_shape &s, std::vector<xyzz_t<F>> &buckets, con
     }
     for (size_t t = 0; t < threads && !s.aff_kernel; t++) {
         blockIdx.x = (unsigned)t;
-        msm_accumulate_kernel<F, msm_src_affine<F>>(src0, s.entries, s.c, buckets.data(), pkey[0].data(),
+        msm_accumulate_kernel<F, msm_src_affine<F>>(src0, m, s.c, buckets.data(), pkey[0].data(),
                                                     ppt[0].data(), s.chunk0, accum, nullptr);
     }
     /* the partial levels as msm_pass runs them (PARTIAL LEVELS without the host): the selection's
@@ -715,24 +744,25 @@ static void emu_msm_reduce(uint8_t *out, const msm_shape &s, std::vector<xyzz_t<
 
 template <class F>
 static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars, size_t n, unsigned bits,
-                    unsigned c_force = 0, int tab = 0, unsigned aff = 0, unsigned aff_chunk = 0, size_t stream = 0)
+                    unsigned c_force = 0, int tab = 0, unsigned aff = 0, unsigned aff_chunk = 0, size_t stream = 0,
+                    int witness = 0)
 {
     if (stream) { /* the streamed schedule (msm.cuh STREAMED): chunks of `stream` points, one bucket set */
-        msm_shape s = msm_shape_of(n, bits, c_force);
+        msm_shape s = msm_shape_of(n, bits, c_force, witness);
         std::vector<xyzz_t<F>> buckets(s.nbuckets);
         memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
         int levels = 0;
         for (size_t off = 0; off < n; off += stream) {
             size_t m = n - off < stream ? n - off : stream;
-            msm_shape sm = msm_shape_of(m, bits, s.c);
+            msm_shape sm = msm_shape_of(m, bits, s.c, witness);
             levels += emu_msm_pass<F>(sm, buckets, bases + off * 2 * sizeof(F), scalars + 8 * off, true);
         }
         emu_msm_reduce<F>(out, s, buckets);
-        printf("    (n=%zu c=%u windows=%u streamed in chunks of %zu, partial levels=%d) ", n, s.c, s.nwin, stream,
-               levels);
+        printf("    (n=%zu c=%u windows=%u streamed in chunks of %zu, partial levels=%d%s) ", n, s.c, s.nwin, stream,
+               levels, s.compact ? ", compact" : "");
         return;
     }
-    msm_shape s = msm_shape_of(n, bits, c_force, 0, tab);
+    msm_shape s = msm_shape_of(n, bits, c_force, witness, tab);
     /* the affine rounds with 5 persistent threads, run as host threads */
     msm_shape_set_affine(s, aff, aff_chunk, 5, aff_chunk != 0);
     std::vector<uint8_t> table;
@@ -767,8 +797,8 @@ static void emu_msm(uint8_t *out, const uint8_t *bases, const uint32_t *scalars,
     memset(buckets.data(), 0, buckets.size() * sizeof(buckets[0]));
     int levels = emu_msm_pass<F>(s, buckets, bases, scalars, false);
     emu_msm_reduce<F>(out, s, buckets);
-    printf("    (n=%zu c=%u windows=%u%s partial levels=%d groups=%u+%u) ", n, s.c, s.nwin,
-           s.tab ? " over a table" : "", levels, s.groups, s.groups2);
+    printf("    (n=%zu c=%u windows=%u%s%s partial levels=%d groups=%u+%u) ", n, s.c, s.nwin,
+           s.tab ? " over a table" : "", s.compact ? " compact" : "", levels, s.groups, s.groups2);
 }
 
 template <class F, int L, int E>
@@ -804,23 +834,28 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
     /* kinds 4 and 5: kinds 3 and 2 over a table of shifted bases (msm.cuh TABLE); 6, 7 and 8:
        kinds 4, 5 and 1 over a table with affine rounds at level 0 (msm.cuh AFFINE ROUNDS); 9: kind
        5 through the kernel of the affine rounds with none; 10 and 11: kinds 2 and 3 streamed
-       (msm.cuh STREAMED) in chunks that do not divide n */
-    for (int kind = 0; kind < 12; kind++) {
-        int tab = kind >= 4 && kind < 10;
-        static const unsigned aff_rounds[12] = {0, 0, 0, 0, 0, 0, 4, 3, 9, 0, 0, 0},
-                              aff_chunk[12] = {0, 0, 0, 0, 0, 0, 256, 16, 64, 32, 0, 0};
-        static const size_t stream[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 700, 1024};
-        int rnd_sc = kind == 0 || kind == 3 || kind == 4 || kind == 6 || kind == 11;
+       (msm.cuh STREAMED) in chunks that do not divide n; 12 to 16: witness shapes (msm.cuh COMPACT):
+       a mix that adds small values (window 0 only) and values just past it, all ones, all
+       zeros, the mix streamed with its first chunk all zeros, random scalars */
+    for (int kind = 0; kind < 17; kind++) {
+        int tab = kind >= 4 && kind < 10, witness = kind >= 12;
+        static const unsigned aff_rounds[17] = {0, 0, 0, 0, 0, 0, 4, 3, 9, 0, 0, 0, 0, 0, 0, 0, 0},
+                              aff_chunk[17] = {0, 0, 0, 0, 0, 0, 256, 16, 64, 32, 0, 0, 0, 0, 0, 0, 0};
+        static const size_t stream[17] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 700, 1024, 0, 0, 0, 700, 0};
+        int rnd_sc = kind == 0 || kind == 3 || kind == 4 || kind == 6 || kind == 11 || kind == 16;
         size_t n = kind == 0 ? 700 : 3000;
+        const uint64_t half = 1ull << (msm_shape_of(n, bits, 0, 1).c - 1);
         std::vector<uint64_t> sc(4 * n, 0), base(n * 2 * W);
         for (size_t i = 0; i < n; i++) {
             memcpy(&base[i * 2 * W], &pts[(i % K) * 2 * W], 2 * W * 8);
             if (rnd_sc)
                 rand_below<4>(&sc[4 * i], fr_.p);
-            else if (kind == 1 || kind == 8)
+            else if (kind == 1 || kind == 8 || kind == 13)
                 sc[4 * i] = 1;
+            else if (kind == 14 || (kind == 15 && i < 700))
+                continue;
             else {
-                uint64_t r = rnd() % 4;
+                uint64_t r = rnd() % (witness ? 6 : 4);
                 if (r == 1)
                     sc[4 * i] = 1;
                 else if (r == 2) {
@@ -828,18 +863,25 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
                     sc[4 * i] -= 1;
                 } else if (r == 3)
                     rand_below<4>(&sc[4 * i], fr_.p);
+                else if (r == 4)
+                    sc[4 * i] = 2 + rnd() % (half - 1); /* 2 .. half: a digit in window 0 only */
+                else if (r == 5)
+                    sc[4 * i] = half + 1 + rnd() % 3; /* a negative digit and a carry */
             }
         }
         uint64_t jac[3 * W];
-        printf("%-16s MSM %s", name,
-               rnd_sc                   ? "random"
-               : kind == 1 || kind == 8 ? "all ones"
-                                        : "mixed 0/1/r-1/random");
+        printf("%-16s MSM %s%s", name,
+               rnd_sc                                  ? "random"
+               : kind == 1 || kind == 8 || kind == 13 ? "all ones"
+               : kind == 14                            ? "all zeros"
+               : witness                               ? "mixed 0/1/r-1/random/small"
+                                                       : "mixed 0/1/r-1/random",
+               witness ? " (witness shape)" : "");
         if (aff_chunk[kind])
             printf(" affine rounds %u chunk %u", aff_rounds[kind], aff_chunk[kind]);
         emu_msm<F>((uint8_t *)jac, (const uint8_t *)base.data(), (const uint32_t *)sc.data(), n, bits,
                    kind == 3 || kind == 4 || kind == 6 || kind == 11 ? 12 : 0, tab, aff_rounds[kind], aff_chunk[kind],
-                   stream[kind]);
+                   stream[kind], witness);
         std::vector<uint64_t> agg(5 * K, 0);
         for (size_t i = 0; i < n; i++)
             ref_add_wide(&agg[(i % K) * 5], &sc[4 * i]);
@@ -859,6 +901,11 @@ static void msm_test(const char *name, const uint32_t *p32, const uint32_t *r32,
         printf("%s\n", ok ? "ok" : "FAIL");
         fails += !ok;
     }
+    if (!emu_compact_calls) { /* the witness kinds above must have taken COMPACT's path */
+        printf("%-16s MSM witness shapes: COMPACT never ran: FAIL\n", name);
+        fails++;
+    }
+    emu_compact_calls = 0;
 }
 
 static void field_tests()

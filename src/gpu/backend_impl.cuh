@@ -1220,9 +1220,9 @@ void phase_set(const groth16_ws *ws, int ph)
         ws->phase(ws->phase_ctx, ph);
 }
 
-/* copies the witness (std form) to dst on st and waits for it: straight from ws->wtns when
- * it is page-locked, else through pinned staging buffer `which` (reused by the next call) */
-cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
+/* queues the witness's copy (std form) to dst on st: straight from ws->wtns when it is
+ * page-locked, else through pinned staging buffer `which` (reused by the next call) */
+cudaError_t upload_witness_async(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
 {
     size_t b = k->n_vars * 32;
     const void *src = ws->wtns;
@@ -1230,10 +1230,14 @@ cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *w
         memcpy(k->h_w[which], ws->wtns, b);
         src = k->h_w[which];
     }
-    cudaError_t e = cudaMemcpyAsync(dst, src, b, cudaMemcpyHostToDevice, st);
-    if (e != cudaSuccess)
-        return e;
-    return cudaStreamSynchronize(st);
+    return cudaMemcpyAsync(dst, src, b, cudaMemcpyHostToDevice, st);
+}
+
+/* the same, waited for */
+cudaError_t upload_witness(gpu_key *k, int which, void *dst, const groth16_ws *ws, cudaStream_t st)
+{
+    cudaError_t e = upload_witness_async(k, which, dst, ws, st);
+    return e != cudaSuccess ? e : cudaStreamSynchronize(st);
 }
 
 /* d_w <- the witness, d_abc <- a/b/c from it (on st_ntt[u], waited for; mu_ntt held); the
@@ -1609,7 +1613,7 @@ void prof_say(gpu_key *k, int set)
 
 template <class F>
 cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *out, int reuse_sort, cudaStream_t st,
-                    uint8_t *scratch, int wide = 0, msm_prof *prof = nullptr)
+                    uint8_t *scratch, int wide = 0, msm_prof *prof = nullptr, size_t *live = nullptr)
 {
     msm_shape s = set_shape(k->z, set, k->tab_h, wide);
     msm_scratch<F> sc;
@@ -1617,7 +1621,7 @@ cudaError_t run_set(gpu_key *k, int set, const uint32_t *d_scalars, uint64_t *ou
     /* the GPU leaves the window sums; the host combines them (see msm_run) */
     xyzz_t<F> win[(GPU_FR_BITS + 1 + 3) / 4];
     const uint8_t *bases = set == ZKEY_H && k->tab_h ? k->d_tab_h : k->d_bases[set];
-    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, prof, win);
+    cudaError_t e = msm_run<F>(s, sc, bases, d_scalars, st, reuse_sort, prof, win, live);
     if (e != cudaSuccess)
         return e;
     if ((e = cudaStreamSynchronize(st)) != cudaSuccess)
@@ -1685,7 +1689,7 @@ uint8_t *stream_win(const gpu_key *k, unsigned p, int set)
    sorted entries of the first of them are in the scratch, left by B1's pass of the chunk (bpair) */
 template <class F>
 cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsigned P, const uint32_t *const *sc,
-                         int reuse, cudaStream_t st)
+                         int reuse, cudaStream_t st, size_t *live)
 {
     const size_t K = k->chunk, off = i * K, m = k->cnt[set] - off < K ? k->cnt[set] - off : K;
     const uint8_t *pts = r >= 0 ? k->d_ring[r] : k->d_bases[set] + off * set_point_bytes(k->z, set);
@@ -1708,7 +1712,7 @@ cudaError_t stream_chunk(gpu_key *k, int set, size_t i, int r, unsigned p0, unsi
         scr.buckets = (xyzz_t<F> *)(k->d_bk[p] + k->bk_off[set]);
         msm_prof *prof = prof_of(k);
         MSM_PROF_MARK(prof, 0, st);
-        e = msm_pass<F>(sm, scr, pts, scal, st, reused, prof, true);
+        e = msm_pass<F>(sm, scr, pts, scal, st, reused, prof, true, live);
         if (prof && e == cudaSuccess)
             prof_take(k, set, 0, 3);
     }
@@ -1781,6 +1785,7 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     double t_set[ZKEY_BASES] = {0}, w_set[ZKEY_BASES] = {0}, t0 = mono_ms();
     uint64_t wait = 0, copied0 = k->bytes_copied;
     int h_waited = 0;
+    size_t live = SIZE_MAX; /* the count of sorted entries a B2 chunk reuses (msm.cuh COMPACT) */
     cudaError_t e = cudaSuccess;
     for (int set = 0; set < ZKEY_BASES; set++) {
         for (unsigned p = 0; p < P; p++)
@@ -1826,15 +1831,9 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
     };
     for (size_t q = 0; q < nq && q < STREAM_RING && e == cudaSuccess; q++) {
         e = issue(q);
-        if (q == 0 && late_w && e == cudaSuccess) {
-            const void *src = ws[0]->wtns;
-            if (!ws[0]->pinned) {
-                memcpy(k->h_w[1], ws[0]->wtns, k->n_vars * 32);
-                src = k->h_w[1];
-            }
-            if ((e = cudaMemcpyAsync(w[0], src, k->n_vars * 32, cudaMemcpyHostToDevice, cp)) == cudaSuccess)
-                e = cudaEventRecord(k->ev_w, cp);
-        }
+        if (q == 0 && late_w && e == cudaSuccess &&
+            (e = upload_witness_async(k, 1, w[0], ws[0], cp)) == cudaSuccess)
+            e = cudaEventRecord(k->ev_w, cp);
     }
     int w_waited = !late_w;
     /* a group is one item, or (bpair, several partitions) a B1 chunk and the B2 chunk after it,
@@ -1845,6 +1844,30 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         return k->bpair && items[j].set == ZKEY_B1 && j + 1 < nitems && items[j + 1].set == ZKEY_B2 &&
                items[j + 1].chunk == items[j].chunk;
     };
+    /* the copy behind ev that item j of set `set` reads: the host runs at most one group ahead of
+       the device, so while the copy still runs the device first finishes the group before, then
+       waits for it (a wait reported through the phase hook and added up); st then waits for ev */
+    auto copy_wait = [&](cudaEvent_t ev, size_t j, int set) -> cudaError_t {
+        cudaError_t x = cudaSuccess;
+        if (cudaEventQuery(ev) == cudaErrorNotReady && j > 0 &&
+            (x = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+            return x;
+        if (cudaEventQuery(ev) == cudaErrorNotReady) {
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COPY);
+            double w0 = mono_ms();
+            x = cudaEventSynchronize(ev);
+            double dw = mono_ms() - w0;
+            wait += (uint64_t)(dw * 1000);
+            w_set[set] += dw;
+            for (unsigned p = 0; p < P; p++)
+                phase_set(ws[p], GROTH16_PHASE_COMPUTE);
+            if (x != cudaSuccess)
+                return x;
+        }
+        cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
+        return cudaStreamWaitEvent(st, ev, 0);
+    };
     for (size_t j = 0, g; j < nitems && e == cudaSuccess; j += g) {
         g = P > 1 && pair_at(j) ? 2 : 1;
         double ta = prof ? mono_ms() : 0;
@@ -1852,48 +1875,12 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         for (size_t x = 0; x < g && e == cudaSuccess; x++) {
             const int set = items[j + x].set;
             r[x] = ord[j + x] >= 0 ? (int)(ord[j + x] % STREAM_RING) : -1;
-            /* the host runs at most one group ahead of the device: when this item's copy is still
-               running, the device first finishes the group before, then waits for the copy */
-            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady && j > 0 &&
-                (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
+            if (r[x] >= 0 && (e = copy_wait(k->ev_copied[r[x]], j, set)) != cudaSuccess)
                 break;
-            if (r[x] >= 0 && cudaEventQuery(k->ev_copied[r[x]]) == cudaErrorNotReady) {
-                for (unsigned p = 0; p < P; p++)
-                    phase_set(ws[p], GROTH16_PHASE_COPY);
-                double w0 = mono_ms();
-                e = cudaEventSynchronize(k->ev_copied[r[x]]);
-                double dw = mono_ms() - w0;
-                wait += (uint64_t)(dw * 1000);
-                w_set[set] += dw;
-                for (unsigned p = 0; p < P; p++)
-                    phase_set(ws[p], GROTH16_PHASE_COMPUTE);
-                if (e != cudaSuccess)
-                    break;
-            }
-            cudaGetLastError(); /* cudaEventQuery's "not ready" is not an error */
             if (set == ZKEY_H && !h_waited++ && (e = cudaStreamWaitEvent(st, k->ev_h, 0)) != cudaSuccess)
                 break;
-            if (set != ZKEY_H && !w_waited++) { /* the witness, as a ring copy above */
-                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady && j > 0 &&
-                    (e = cudaEventSynchronize(k->ev_item[(j - 1) & 1])) != cudaSuccess)
-                    break;
-                if (cudaEventQuery(k->ev_w) == cudaErrorNotReady) {
-                    phase_set(ws[0], GROTH16_PHASE_COPY);
-                    double w0 = mono_ms();
-                    e = cudaEventSynchronize(k->ev_w);
-                    double dw = mono_ms() - w0;
-                    wait += (uint64_t)(dw * 1000);
-                    w_set[set] += dw;
-                    phase_set(ws[0], GROTH16_PHASE_COMPUTE);
-                    if (e != cudaSuccess)
-                        break;
-                }
-                cudaGetLastError();
-                if ((e = cudaStreamWaitEvent(st, k->ev_w, 0)) != cudaSuccess)
-                    break;
-            }
-            if (r[x] >= 0 && (e = cudaStreamWaitEvent(st, k->ev_copied[r[x]], 0)) != cudaSuccess)
-                break;
+            if (set != ZKEY_H && !w_waited++ && (e = copy_wait(k->ev_w, j, set)) != cudaSuccess)
+                break; /* the witness, a copy like the ring's */
         }
         if (e != cudaSuccess)
             break;
@@ -1901,14 +1888,14 @@ cudaError_t stream_all(gpu_key *k, unsigned P, uint32_t *const *w, uint32_t *con
         const uint32_t c = items[j].chunk;
         if (g == 2) {
             for (unsigned p = 0; p < P && e == cudaSuccess; p++) {
-                e = stream_chunk<fq>(k, ZKEY_B1, c, r[0], p, p + 1, sc[ZKEY_B1], 0, st);
+                e = stream_chunk<fq>(k, ZKEY_B1, c, r[0], p, p + 1, sc[ZKEY_B1], 0, st, &live);
                 if (e == cudaSuccess)
-                    e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st);
+                    e = stream_chunk<fq2>(k, ZKEY_B2, c, r[1], p, p + 1, sc[ZKEY_B2], 1, st, &live);
             }
         } else {
             const int reuse = P == 1 && set == ZKEY_B2 && j > 0 && pair_at(j - 1);
-            e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st)
-                               : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st);
+            e = set == ZKEY_B2 ? stream_chunk<fq2>(k, set, c, r[0], 0, P, sc[set], reuse, st, &live)
+                               : stream_chunk<fq>(k, set, c, r[0], 0, P, sc[set], 0, st, &live);
         }
         for (size_t x = 0; x < g && e == cudaSuccess; x++) {
             const int s = items[j + x].set;
@@ -2391,11 +2378,12 @@ cuzk_err gpu_msm_all_locked(cuzk_backend *be, gpu_key *k, groth16_ws *ws, int sl
         msm_prof *pp = prof ? prof_of(k) : nullptr;
         double t[ZKEY_BASES + 1];
         t[0] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide, pp));
+        size_t live = SIZE_MAX; /* the count of sorted entries B1 and B2 reuse (msm.cuh COMPACT) */
+        CUDA_TRY(run_set<fq>(k, ZKEY_A, w, ws->msm[ZKEY_A], 0, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[1] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide, pp));
+        CUDA_TRY(run_set<fq>(k, ZKEY_B1, w, ws->msm[ZKEY_B1], 1, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[2] = prof ? mono_ms() : 0;
-        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide, pp));
+        CUDA_TRY(run_set<fq2>(k, ZKEY_B2, w, ws->msm[ZKEY_B2], 1, k->st_msm[u], k->d_msm, wide, pp, &live));
         t[3] = prof ? mono_ms() : 0;
         CUDA_TRY(run_set<fq>(k, ZKEY_C, w + (size_t)(z->n_public + 1) * 8, ws->msm[ZKEY_C], 0, k->st_msm[u],
                              k->d_msm, wide, pp));
