@@ -2,6 +2,7 @@
 #   make            bin/cuzk (with the CUDA backend when nvcc is found; NO_CUDA=1 to skip)
 #   make test       unit tests (every src/**/*_test.c) then the end-to-end suites in tests/
 #   make test-gpu   GPU-vs-CPU kernel checks and GPU proofs (says SKIPPED without a GPU)
+#   make emu        build-emu/: the CUDA backend built with g++ against dev/cuda/emu_rt (no GPU, no nvcc)
 #   make asan       everything rebuilt with ASan+UBSan into build-asan/, then the tests
 #   make bench      CPU benchmark against snarkjs (bench/cpu.sh)
 #   make dev        the standalone kernel labs in dev/cuda
@@ -26,7 +27,22 @@ NVFLAGS := -std=c++17 -O3 -Isrc -gencode arch=compute_90,code=sm_90 -gencode arc
 
 SRC_C    := $(shell find src -name '*.c' ! -name '*_test.c' ! -path 'src/cli/main.c' | sort)
 TEST_C   := $(shell find src -name '*_test.c' | sort)
-ifneq ($(NVCC),)
+ifeq ($(EMU),1)
+# make emu: the CUDA backend, host code and kernels, built with g++ against the emulated runtime
+# of dev/cuda/emu_rt (no GPU, no nvcc): its kernel launches rewritten by emu_cu.py into
+# $(BUILD)/emu_src, the PTX carry chains of dev/cuda/emu_ptx.h
+NVCC     :=
+EMU_SRC  := $(BUILD)/emu_src
+EMU_CXX  := $(CXX) -std=c++17 -O2 -g -pthread -Wall -Wno-unused-function -Wno-unknown-pragmas -Wno-unused-variable \
+            -Wno-unused-but-set-variable -include dev/cuda/emu_rt/cuda_runtime.h -I$(EMU_SRC) -Idev/cuda/emu_rt \
+            -Idev/cuda -Isrc $(SAN)
+SRC_CU   := $(shell find src -name '*.cu' | sort)
+SRC_C    := $(filter-out %_nocuda.c,$(SRC_C))
+CFLAGS   += -DCUZK_HAVE_CUDA=1
+LDLIBS   += -lstdc++
+EMU_HDR  := $(patsubst src/%,$(EMU_SRC)/%,$(shell find src/gpu -name '*.cuh' -o -name '*.cu'))
+OBJ_EMU  := $(BUILD)/obj/dev/cuda/emu_rt/cuda_emu_rt.o
+else ifneq ($(NVCC),)
 SRC_CU   := $(shell find src -name '*.cu' | sort)
 SRC_C    := $(filter-out %_nocuda.c,$(SRC_C))
 CFLAGS   += -DCUZK_HAVE_CUDA=1
@@ -35,7 +51,7 @@ else
 SRC_CU   :=
 endif
 
-OBJ      := $(SRC_C:%.c=$(BUILD)/obj/%.o) $(SRC_CU:%.cu=$(BUILD)/obj/%.cu.o)
+OBJ      := $(SRC_C:%.c=$(BUILD)/obj/%.o) $(SRC_CU:%.cu=$(BUILD)/obj/%.cu.o) $(OBJ_EMU)
 TESTS    := $(TEST_C:src/%.c=$(BUILD)/test/%)
 LIB      := $(BUILD)/libcuzk.a
 BIN      := bin/cuzk
@@ -45,16 +61,30 @@ endif
 # the load generator (bench/load.c, load_http.c) beside the binary: tests/t_load.sh and bench/load.sh run it
 LOADGEN  := $(dir $(BIN))cuzk-load
 
-.PHONY: all test unit e2e test-gpu asan bench dev clean
+.PHONY: all test unit e2e test-gpu asan bench dev clean emu
 all: $(BIN) $(LOADGEN)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
+ifeq ($(EMU),1)
+$(EMU_SRC)/%: src/% dev/cuda/emu_rt/emu_cu.py
+	@mkdir -p $(dir $@)
+	python3 dev/cuda/emu_rt/emu_cu.py $< $@
+
+$(BUILD)/obj/src/%.cu.o: $(EMU_SRC)/%.cu $(EMU_HDR) dev/cuda/emu_rt/cuda_runtime.h dev/cuda/emu_rt/cub/cub.cuh dev/cuda/emu_ptx.h
+	@mkdir -p $(dir $@)
+	$(EMU_CXX) -x c++ -c $< -o $@
+
+$(OBJ_EMU): dev/cuda/emu_rt/cuda_emu_rt.cpp dev/cuda/emu_rt/cuda_runtime.h dev/cuda/emu_ptx.h
+	@mkdir -p $(dir $@)
+	$(EMU_CXX) -c $< -o $@
+else
 $(BUILD)/obj/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVFLAGS) -MMD -MP -c $< -o $@
+endif
 
 $(LIB): $(OBJ)
 	@mkdir -p $(dir $@)
@@ -90,6 +120,9 @@ asan:
 bench: $(BIN)
 	CUZK=$(abspath $(BIN)) bench/cpu.sh
 
+emu:
+	$(MAKE) EMU=1 BUILD=build-emu build-emu/bin/cuzk build-emu/test/gpu/gpu_backend_test
+
 dev:
 	$(if $(NVCC),$(MAKE) -C dev/cuda NVCC=$(NVCC),@echo "make dev: no nvcc, kernel labs not built")
 
@@ -116,6 +149,6 @@ $(BUILD)/fuzz/%: fuzz/%.c fuzz/common.c fuzz/common.h $(LIB)
 	$(CC) $(CFLAGS) -fsanitize=fuzzer -o $@ $< fuzz/common.c $(LIB) $(LDLIBS)
 
 clean:
-	rm -rf build build-asan bin
+	rm -rf build build-asan build-emu bin
 
 -include $(OBJ:.o=.d) $(TESTS:=.d)

@@ -28,8 +28,12 @@
 # smaller ones none: GPU_SIZES should name sizes on both sides (the default and
 # device_session.sh do).
 # Env: CUZK (binary), GPU_TEST (gpu_backend_test binary), GPU_SIZES (constraint counts),
+#      GPU_CASES (curve:shape pairs, default all four), GPU_FB_SIZE (step 4's constraints, 3000),
 #      GPU_LABS=0 to leave out step 1, GPU_DEV_TIMING=0 to leave out the 2^20 timing,
-#      GPU_EMU=0 to leave out step 0 (make test runs it too; it needs no GPU).
+#      GPU_EMU=0 to leave out step 0 (make test runs it too; it needs no GPU),
+#      GPU_RT_EMU=1: CUZK and GPU_TEST are the emulated-runtime build (make EMU=1, dev/cuda/emu_rt:
+#      the whole CUDA backend on the CPU), so steps 2-4 run without a GPU; steps 0 and 1 and
+#      the timing are left out (tests/t_gpu_rt_emu.sh).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -37,6 +41,10 @@ cd "$repo"
 
 # 0. the device field and point code, and the fixed-base kernels, on the CPU, PTX emulated
 #    (needs no GPU)
+rt_emu=${GPU_RT_EMU:-0}
+if [ "$rt_emu" = 1 ]; then
+    GPU_EMU=0 GPU_LABS=0 GPU_DEV_TIMING=0
+fi
 if [ "${GPU_EMU:-1}" = 1 ] && command -v g++ >/dev/null 2>&1; then
     if ! make -s -C dev/cuda emu >/dev/null 2>&1; then
         echo "FAIL: dev/cuda emu_test (device field/XYZZ code on the CPU vs dev/cuda/ref.h)"
@@ -53,7 +61,7 @@ if [ "${GPU_EMU:-1}" = 1 ] && command -v g++ >/dev/null 2>&1; then
     fi
     rm -f "${TMPDIR:-/tmp}/cuzk-fb-emu.$$"
 fi
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; then
+if [ "$rt_emu" != 1 ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! grep -q '^GPU' <<< "$(nvidia-smi -L 2>/dev/null)"; }; then
     echo "SKIPPED: no GPU"
     exit ${fb_emu_failed:-0}
 fi
@@ -73,7 +81,7 @@ mkdir -p "$tmp"
 failures=${fb_emu_failed:-0}
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok:   $*"; }
-nvidia-smi -L
+[ "$rt_emu" = 1 ] && echo "device: the emulated CUDA runtime (CPU), schedule seed ${CUZK_EMU_SEED:-1}" || nvidia-smi -L
 
 # 1. kernel labs
 if [ "${GPU_LABS:-1}" = 1 ] && command -v nvcc >/dev/null 2>&1; then
@@ -96,9 +104,11 @@ if command -v node >/dev/null 2>&1 && [ -x "$repo/node_modules/.bin/snarkjs" ]; 
     snarkjs=$repo/node_modules/.bin/snarkjs
 fi
 sizes=${GPU_SIZES:-"300 5000 70000"}
+cases=${GPU_CASES:-"bn128:sparse bn128:dense bls12381:sparse bls12381:dense"}
 for curve in bn128 bls12381; do
     for size in $sizes; do
         for shape in sparse dense; do
+            [[ " $cases " == *" $curve:$shape "* ]] || continue
             d=$tmp/$curve-$size-$shape
             flag=""; [ $shape = dense ] && flag=--dense
             if ! "$CUZK" dev-circuit --curve $curve --constraints $size --public 3 $flag --seed $RANDOM \
@@ -233,18 +243,20 @@ devkey() {
     fi
     secs=$(echo "$(now) $t0" | awk '{printf "%.2f", $1 - $2}')
 }
+fb=${GPU_FB_SIZE:-3000}
 for curve in bn128 bls12381; do
     for shape in sparse dense; do
+        [[ " $cases " == *" $curve:$shape "* ]] || continue
         d=$tmp/fb-$curve-$shape
-        devkey $curve 3000 $shape cpu "$d-cpu" || continue
-        for run in "one chunk:" "chunks of 1000:CUZK_TEST_FB_CHUNK=1000"; do
+        devkey $curve $fb $shape cpu "$d-cpu" || continue
+        for run in "one chunk:" "chunks of $(( fb / 3 )):CUZK_TEST_FB_CHUNK=$(( fb / 3 ))"; do
             label=${run%%:*}; envs=${run#*:}
             rm -rf "$d-gpu"
-            devkey $curve 3000 $shape gpu "$d-gpu" $envs || continue
+            devkey $curve $fb $shape gpu "$d-gpu" $envs || continue
             if cmp -s "$d-cpu/circuit.zkey" "$d-gpu/circuit.zkey"; then
-                pass "dev-circuit zkey gpu == cpu: $curve 3000 $shape, $label"
+                pass "dev-circuit zkey gpu == cpu: $curve $fb $shape, $label"
             else
-                fail "dev-circuit zkey gpu != cpu: $curve 3000 $shape, $label"
+                fail "dev-circuit zkey gpu != cpu: $curve $fb $shape, $label"
                 cmp "$d-cpu/circuit.zkey" "$d-gpu/circuit.zkey" | head -2
             fi
         done

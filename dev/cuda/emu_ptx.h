@@ -84,6 +84,7 @@ static inline double __fma_rz(double a, double b, double c)
     double r = ldexp((double)(uint64_t)(u >> sh), sh);
     return neg ? -r : r;
 }
+#ifndef CUDA_EMU_RT
 struct emu_dim {
     unsigned x, y, z;
 };
@@ -132,6 +133,21 @@ static void emu_block(unsigned n, F fn)
         pthread_barrier_destroy(&b);
     g_emu_threads = 1;
     blockDim.x = 1;
+}
+#else /* the emulated runtime (emu_rt/cuda_runtime.h): one kernel at a time, a block's threads as fibers */
+struct emu_dim {
+    unsigned x, y, z;
+};
+extern emu_dim blockIdx, blockDim, gridDim;
+extern thread_local emu_dim threadIdx;
+int emu_barrier(int pred); /* every thread of the block meets here; the number that passed pred != 0 */
+static inline void __syncthreads() { emu_barrier(0); }
+static inline void __syncwarp() { emu_barrier(0); } /* the whole block: src/gpu's blocks meet as one */
+static inline int __syncthreads_count(int pred) { return emu_barrier(pred); }
+#endif
+static inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long v)
+{
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
 }
 
 static thread_local unsigned g_cf; /* the emulated carry flag */

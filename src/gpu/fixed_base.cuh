@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef FF_HOST_EMU /* a CPU emulation of the kernels includes this file without the runtime */
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT) /* the kernels alone on the CPU (fb_emu) leave the runtime out */
 extern "C" {
 #include "gpu/fixed_base.h"
 }
@@ -81,7 +81,7 @@ fb_mul_kernel(xyzz_t<F> *d_acc, const uint8_t *d_k, size_t m, const affine_t<F> 
     acc.store(d_acc + j);
 }
 
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 /* The handle behind gpu_fixed_base. */
 struct fb_impl {
     int g2;           /* 0: G1 over fq, 1: G2 over fq2 */
@@ -216,7 +216,7 @@ fail:
 #endif /* FF_HOST_EMU */
 } // namespace GPU_SYM(fb)
 
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 
 extern "C" cuzk_err GPU_SYM(gpu_fixed_base_g1)(gpu_fixed_base **out, const void *h_table, unsigned w,
                                                unsigned nwin, char *err)

@@ -69,7 +69,7 @@
  * a mixed XYZZ addition, not the 0.7 times its product count says. So MSM_AFFINE is 0.
  */
 #pragma once
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #endif
@@ -319,7 +319,7 @@ struct msm_scratch {
 
 static inline size_t msm_align(size_t x) { return (x + 255) & ~(size_t)255; }
 
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 template <class F>
 static size_t msm_scratch_layout(const msm_shape &s, uint8_t *base, msm_scratch<F> *o)
 {
@@ -812,7 +812,7 @@ static inline size_t msm_table_bytes(const msm_shape &s)
     return (size_t)s.nwin * s.n * 2 * sizeof(F);
 }
 
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 static inline unsigned msm_grid(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
 /* Builds the table of shape s (s.tab) at d_tab (msm_table_bytes) from the n bases at d_bases:

@@ -452,7 +452,7 @@ struct ntt_plan {
 
 static inline unsigned ntt_blocks(size_t n, unsigned t) { return (unsigned)((n + t - 1) / t); }
 
-#ifndef FF_HOST_EMU
+#if !defined(FF_HOST_EMU) || defined(CUDA_EMU_RT)
 /* device bytes of the twiddle tables at 2^log_n points (ntt_powers_kernel's two of n/2 + 1
  * entries, and what ntt_plan_finish adds) */
 template <class fr>
