@@ -386,10 +386,15 @@ struct fp_t {
     static FF_INLINE fp_t mul_ap(const fp_t &a, const fp_t &b)
     {
 #ifdef CUDA_EMU_RT
-        /* the whole backend on the CPU (dev/cuda/emu_rt): the same canonical product in 64-bit
-           limbs, several times faster than the emulated carry chains (which emu_test checks) */
-        if (N % 2 == 0)
-            return emu_mont_mul(a, b);
+        /* the whole backend on the CPU (dev/cuda/emu_rt): the same product (the same m, so the
+           same t, and one subtraction of P) in 64-bit limbs, several times faster than the
+           emulated carry chains, which emu_test checks */
+        if (N % 2 == 0) {
+            static const rfield<N / 2> f = emu_field<N / 2>([](int j) { return C::p(j); });
+            fp_t r;
+            emu_field_mul(f, r.v, a.v, b.v);
+            return r;
+        }
 #endif
         uint32_t x[2 * N + 1], y[2 * N + 1], p[N], c = 0;
 #pragma unroll
@@ -410,70 +415,6 @@ struct fp_t {
         return reduce_once(r, top);
     }
 
-#ifdef CUDA_EMU_RT
-    /* a b / 2^(32N) mod P, fully reduced, for a, b < 2^(32N): CIOS over N/2 64-bit limbs */
-    static fp_t emu_mont_mul(const fp_t &a, const fp_t &b)
-    {
-        const int M = N / 2;
-        uint64_t p[M], x[M], y[M], t[M + 2] = {0};
-        for (int j = 0; j < M; j++) {
-            p[j] = (uint64_t)C::p(2 * j) | (uint64_t)C::p(2 * j + 1) << 32;
-            x[j] = (uint64_t)a.v[2 * j] | (uint64_t)a.v[2 * j + 1] << 32;
-            y[j] = (uint64_t)b.v[2 * j] | (uint64_t)b.v[2 * j + 1] << 32;
-        }
-        uint64_t inv = 1; /* p[0]^-1 mod 2^64 by Newton's iteration */
-        for (int k = 0; k < 6; k++)
-            inv *= 2 - p[0] * inv;
-        const uint64_t m0 = 0 - inv;
-        for (int i = 0; i < M; i++) {
-            unsigned __int128 c = 0;
-            for (int j = 0; j < M; j++) {
-                c += (unsigned __int128)x[j] * y[i] + t[j];
-                t[j] = (uint64_t)c;
-                c >>= 64;
-            }
-            c += t[M];
-            t[M] = (uint64_t)c;
-            t[M + 1] = (uint64_t)(c >> 64);
-            uint64_t m = t[0] * m0;
-            c = ((unsigned __int128)m * p[0] + t[0]) >> 64;
-            for (int j = 1; j < M; j++) {
-                c += (unsigned __int128)m * p[j] + t[j];
-                t[j - 1] = (uint64_t)c;
-                c >>= 64;
-            }
-            c += t[M];
-            t[M - 1] = (uint64_t)c;
-            t[M] = t[M + 1] + (uint64_t)(c >> 64);
-        }
-        for (;;) { /* t < 2P here; to [0, P) */
-            bool ge = t[M] != 0;
-            if (!ge) {
-                ge = true;
-                for (int j = M - 1; j >= 0; j--)
-                    if (t[j] != p[j]) {
-                        ge = t[j] > p[j];
-                        break;
-                    }
-            }
-            if (!ge)
-                break;
-            unsigned __int128 br = 0;
-            for (int j = 0; j < M; j++) {
-                unsigned __int128 d = (unsigned __int128)t[j] - p[j] - br;
-                t[j] = (uint64_t)d;
-                br = (d >> 64) & 1;
-            }
-            t[M] -= (uint64_t)br;
-        }
-        fp_t r;
-        for (int j = 0; j < M; j++) {
-            r.v[2 * j] = (uint32_t)t[j];
-            r.v[2 * j + 1] = (uint32_t)(t[j] >> 32);
-        }
-        return r;
-    }
-#endif
 
     /* the Montgomery reduction rows of mul_ap on x = t_lo (limbs 0 .. N-1, the rest zero) and
      * y = 0, then + t_hi: (t + m P) / 2^(32N) < 2P for t < P 2^(32N) */

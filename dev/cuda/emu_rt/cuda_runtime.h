@@ -135,6 +135,28 @@ static inline cudaError_t cudaFuncSetAttribute(F *fn, cudaFuncAttribute attr, in
                                                                : cudaErrorInvalidValue;
 }
 
+/* ---- the field product of the emulated build (ff.cuh's mul_ap): dev/cuda/ref.h's CIOS ---- */
+#include "ref.h"
+template <int L, class PF>
+static rfield<L> emu_field(PF limb)
+{
+    uint32_t p32[2 * L];
+    for (int j = 0; j < 2 * L; j++)
+        p32[j] = limb(j);
+    rfield<L> f;
+    f.init(p32);
+    return f;
+}
+template <int L>
+static inline void emu_field_mul(const rfield<L> &f, uint32_t *o, const uint32_t *a, const uint32_t *b)
+{
+    uint64_t x[L], y[L], r[L];
+    memcpy(x, a, sizeof x); /* 32-bit limbs, little-endian: the same bytes */
+    memcpy(y, b, sizeof y);
+    f.mul(r, x, y);
+    memcpy(o, r, sizeof r);
+}
+
 /* ---- kernels ---- */
 struct emu_cfg_t {
     dim3 grid, block;
