@@ -6,7 +6,9 @@
 # runs (chunks that divide nothing, a/b/c on either side, the lean layout, sets on the device),
 # batches of 1, 3, 4 and 10 partitions, and dev-circuit's fixed-base kernels. The emulated
 # device runs stream work in an order drawn from CUZK_EMU_SEED among the orders CUDA allows, so a
-# missing event wait or an early host read shows as a wrong proof; each half of the cases runs
+# missing event wait or an early host read shows as a wrong proof (dev/cuda/emu_rt/emu_rt_test.cu,
+# run first, checks that the schedule keeps every order CUDA keeps and breaks, over seeds, those
+# it does not, that barriers hold and that a stray copy stops the process); each half of the cases runs
 # under its own seed, side by side. It checks no timing and no race inside one kernel: the
 # device suite (make test-gpu) stays the judge of those.
 #   CUZK_EMU_SEEDS="a b"  the two halves' seeds (default "1 2")
@@ -31,6 +33,16 @@ if ! make -s EMU=1 BUILD=$B -j"$(nproc 2>/dev/null || echo 2)" $B/bin/cuzk $B/te
     exit 1
 fi
 echo "build-emu: $(( $(date +%s) - t0 )) s"
+# the emulated runtime itself first: the orders CUDA keeps kept, the others broken in some seeds
+if ! { python3 dev/cuda/emu_rt/emu_cu.py dev/cuda/emu_rt/emu_rt_test.cu "$TMP/emu_rt_test.cpp" &&
+    g++ -std=c++17 -O1 -pthread -Wall -Wno-unused-function -include dev/cuda/emu_rt/cuda_runtime.h -Idev/cuda/emu_rt \
+        -Idev/cuda -Isrc -x c++ "$TMP/emu_rt_test.cpp" -x none dev/cuda/emu_rt/cuda_emu_rt.cpp \
+        -o "$TMP/emu_rt_test" && "$TMP/emu_rt_test"; } >"$TMP/rt_test.txt" 2>&1; then
+    cat "$TMP/rt_test.txt"
+    echo "FAIL: dev/cuda/emu_rt/emu_rt_test.cu (the emulated runtime's own checks)"
+    exit 1
+fi
+cat "$TMP/rt_test.txt"
 read -r s1 s2 <<< "${CUZK_EMU_SEEDS:-1 2}"
 half() { # SEED CASES NAME
     CUZK_EMU_SEED=$1 GPU_RT_EMU=1 GPU_SIZES=300 GPU_FB_SIZE=600 GPU_CASES="$2" CUZK="$ROOT/$B/bin/cuzk" \

@@ -7,6 +7,7 @@
  */
 #include "cuda_runtime.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,11 +105,15 @@ double now_ms()
     return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
 }
 
-[[noreturn]] void die(const char *fmt, const char *a, const void *p, size_t n)
+/* a defect the real device would not report (or would report as a crash): stop here */
+[[noreturn]] __attribute__((format(printf, 1, 2))) void die(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "cuda-emu: ");
-    fprintf(stderr, fmt, a, p, n);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n");
+    va_end(ap);
     abort();
 }
 
@@ -485,7 +490,7 @@ cudaError_t cudaFree(void *p)
     drive_all(); /* cudaFree waits for the device */
     auto it = g_allocs.find((uintptr_t)p);
     if (it == g_allocs.end() || it->second.kind != DEV)
-        die("cudaFree(%s%p): not a device allocation%zu", "", p, 0);
+        die("cudaFree(%p): not a device allocation", p);
     g_mem_used -= (it->second.bytes + 255) / 256 * 256;
     g_allocs.erase(it);
     free(p);
@@ -512,7 +517,7 @@ cudaError_t cudaFreeHost(void *p)
     drive_all();
     auto it = g_allocs.find((uintptr_t)p);
     if (it == g_allocs.end() || it->second.kind != PINNED)
-        die("cudaFreeHost(%s%p): not a page-locked allocation%zu", "", p, 0);
+        die("cudaFreeHost(%p): not a page-locked allocation", p);
     g_allocs.erase(it);
     free(p);
     return cudaSuccess;
@@ -715,4 +720,11 @@ void emu_check_dev(const void *p, size_t n, const char *what)
 {
     LOCK;
     check_dev(p, n, what);
+}
+void emu_reseed(int seed)
+{
+    LOCK;
+    drive_all();
+    g_seed = seed;
+    g_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(seed + 1);
 }

@@ -157,6 +157,9 @@ static inline void emu_field_mul(const rfield<L> &f, uint32_t *o, const uint32_t
     memcpy(o, r, sizeof r);
 }
 
+/* the schedule's seed from here on (tests of the runtime itself; CUZK_EMU_SEED sets the first) */
+void emu_reseed(int seed);
+
 /* ---- kernels ---- */
 struct emu_cfg_t {
     dim3 grid, block;

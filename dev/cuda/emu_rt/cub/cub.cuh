@@ -11,6 +11,15 @@
 void emu_enqueue_op(cudaStream_t st, const char *what, std::function<void()> fn);
 void emu_check_dev(const void *p, size_t n, const char *what);
 
+/* CUB's first call of each algorithm, without storage, asks for the storage's size */
+static inline bool emu_cub_query(void *tmp, size_t &tmp_bytes)
+{
+    if (tmp)
+        return false;
+    tmp_bytes = 256;
+    return true;
+}
+
 namespace cub {
 struct DeviceRadixSort {
     template <class K, class V, class N>
@@ -18,11 +27,7 @@ struct DeviceRadixSort {
                                  V *vals_out, N n, int begin_bit = 0, int end_bit = sizeof(K) * 8,
                                  cudaStream_t st = 0)
     {
-        if (!tmp) {
-            tmp_bytes = 256;
-            return cudaSuccess;
-        }
-        if (n <= 0)
+        if (emu_cub_query(tmp, tmp_bytes) || n <= 0)
             return cudaSuccess;
         size_t m = (size_t)n;
         emu_check_dev(keys_in, m * sizeof(K), "SortPairs keys_in");
@@ -52,11 +57,7 @@ struct DeviceScan {
     template <class I, class O, class N>
     static cudaError_t ExclusiveSum(void *tmp, size_t &tmp_bytes, I in, O out, N n, cudaStream_t st = 0)
     {
-        if (!tmp) {
-            tmp_bytes = 256;
-            return cudaSuccess;
-        }
-        if (n <= 0)
+        if (emu_cub_query(tmp, tmp_bytes) || n <= 0)
             return cudaSuccess;
         size_t m = (size_t)n;
         emu_check_dev(&in[0], m * sizeof(in[0]), "ExclusiveSum in");
@@ -77,10 +78,8 @@ struct DeviceSelect {
     static cudaError_t Flagged(void *tmp, size_t &tmp_bytes, I in, F flags, O out, C *num_out, N n,
                                cudaStream_t st = 0)
     {
-        if (!tmp) {
-            tmp_bytes = 256;
+        if (emu_cub_query(tmp, tmp_bytes))
             return cudaSuccess;
-        }
         size_t m = n > 0 ? (size_t)n : 0;
         if (m)
             emu_check_dev(&flags[0], m * sizeof(flags[0]), "Flagged flags");
