@@ -27,6 +27,7 @@ NVFLAGS := -std=c++17 -O3 -Isrc -gencode arch=compute_90,code=sm_90 -gencode arc
 
 SRC_C    := $(shell find src -name '*.c' ! -name '*_test.c' ! -path 'src/cli/main.c' | sort)
 TEST_C   := $(shell find src -name '*_test.c' | sort)
+SRC_CU   :=
 ifeq ($(EMU),1)
 # make emu: the CUDA backend, host code and kernels, built with g++ against the emulated runtime
 # of dev/cuda/emu_rt (no GPU, no nvcc): its kernel launches rewritten by emu_cu.py into
@@ -36,19 +37,17 @@ EMU_SRC  := $(BUILD)/emu_src
 EMU_CXX  := $(CXX) -std=c++17 -O2 -g -pthread -Wall -Wno-unused-function -Wno-unknown-pragmas -Wno-unused-variable \
             -Wno-unused-but-set-variable -include dev/cuda/emu_rt/cuda_runtime.h -I$(EMU_SRC) -Idev/cuda/emu_rt \
             -Idev/cuda -Isrc $(SAN)
-SRC_CU   := $(shell find src -name '*.cu' | sort)
-SRC_C    := $(filter-out %_nocuda.c,$(SRC_C))
-CFLAGS   += -DCUZK_HAVE_CUDA=1
 LDLIBS   += -lstdc++
 EMU_HDR  := $(patsubst src/%,$(EMU_SRC)/%,$(shell find src/gpu -name '*.cuh' -o -name '*.cu'))
 OBJ_EMU  := $(BUILD)/obj/dev/cuda/emu_rt/cuda_emu_rt.o
-else ifneq ($(NVCC),)
+endif
+ifneq ($(NVCC)$(filter 1,$(EMU)),)
 SRC_CU   := $(shell find src -name '*.cu' | sort)
 SRC_C    := $(filter-out %_nocuda.c,$(SRC_C))
 CFLAGS   += -DCUZK_HAVE_CUDA=1
+endif
+ifneq ($(NVCC),)
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib -lcudart_static -ldl -lrt -lstdc++
-else
-SRC_CU   :=
 endif
 
 OBJ      := $(SRC_C:%.c=$(BUILD)/obj/%.o) $(SRC_CU:%.cu=$(BUILD)/obj/%.cu.o) $(OBJ_EMU)

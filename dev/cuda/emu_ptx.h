@@ -84,10 +84,10 @@ static inline double __fma_rz(double a, double b, double c)
     double r = ldexp((double)(uint64_t)(u >> sh), sh);
     return neg ? -r : r;
 }
-#ifndef CUDA_EMU_RT
 struct emu_dim {
     unsigned x, y, z;
 };
+#ifndef CUDA_EMU_RT
 [[maybe_unused]] static emu_dim blockIdx, blockDim, gridDim;
 [[maybe_unused]] static thread_local emu_dim threadIdx;
 
@@ -135,9 +135,6 @@ static void emu_block(unsigned n, F fn)
     blockDim.x = 1;
 }
 #else /* the emulated runtime (emu_rt/cuda_runtime.h): one kernel at a time, a block's threads as fibers */
-struct emu_dim {
-    unsigned x, y, z;
-};
 extern emu_dim blockIdx, blockDim, gridDim;
 extern thread_local emu_dim threadIdx;
 int emu_barrier(int pred); /* every thread of the block meets here; the number that passed pred != 0 */

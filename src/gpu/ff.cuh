@@ -415,7 +415,6 @@ struct fp_t {
         return reduce_once(r, top);
     }
 
-
     /* the Montgomery reduction rows of mul_ap on x = t_lo (limbs 0 .. N-1, the rest zero) and
      * y = 0, then + t_hi: (t + m P) / 2^(32N) < 2P for t < P 2^(32N) */
     static FF_INLINE fp_t ap_redc(uint32_t *x, uint32_t *y, const uint32_t *t_hi)

@@ -79,13 +79,18 @@ size_t parse_size(const char *s, size_t dflt)
     return (size_t)v;
 }
 
+void seed_set(int seed)
+{
+    g_seed = seed;
+    g_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(seed + 1);
+}
+
 void init_once()
 {
     if (g_seed >= 0)
         return;
     const char *s = getenv("CUZK_EMU_SEED");
-    g_seed = s ? atoi(s) : 1;
-    g_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(g_seed + 1);
+    seed_set(s ? atoi(s) : 1);
     g_mem_total = parse_size(getenv("CUZK_EMU_MEM"), (size_t)8 << 30);
     g_trace = getenv("CUZK_EMU_TRACE") && atoi(getenv("CUZK_EMU_TRACE"));
 }
@@ -118,7 +123,7 @@ double now_ms()
 }
 
 /* the allocation holding [p, p + n), or null */
-const alloc *find(const void *p, size_t n, uintptr_t *base)
+const alloc *find(const void *p, size_t n)
 {
     auto it = g_allocs.upper_bound((uintptr_t)p);
     if (it == g_allocs.begin())
@@ -127,16 +132,20 @@ const alloc *find(const void *p, size_t n, uintptr_t *base)
     uintptr_t a = it->first, x = (uintptr_t)p;
     if (x < a || x - a > it->second.bytes || n > it->second.bytes - (x - a))
         return nullptr;
-    if (base)
-        *base = a;
     return &it->second;
 }
-bool is_dev(const void *p) { return find(p, 1, nullptr) && find(p, 1, nullptr)->kind == DEV; }
-bool is_pinned(const void *p) { return find(p, 1, nullptr) && find(p, 1, nullptr)->kind == PINNED; }
+/* the kind of the allocation holding p (DEV, PINNED), 0 for other host memory */
+int kind_at(const void *p)
+{
+    const alloc *a = find(p, 1);
+    return a ? a->kind : 0;
+}
+bool is_dev(const void *p) { return kind_at(p) == DEV; }
+bool is_pinned(const void *p) { return kind_at(p) == PINNED; }
 
 void check_dev(const void *p, size_t n, const char *what)
 {
-    const alloc *a = find(p, n, nullptr);
+    const alloc *a = find(p, n);
     if (n && (!a || a->kind != DEV))
         die("%s: %p + %zu bytes is not inside one device allocation", what, p, n);
 }
@@ -363,10 +372,13 @@ int emu_barrier(int pred)
     return g_bar_result;
 }
 
+#define LOCK                                          \
+    std::lock_guard<std::recursive_mutex> l_(g_mu); \
+    init_once()
+
 void emu_enqueue_kernel(const emu_cfg_t &c, const void *fn, const char *name, std::function<void()> body)
 {
-    std::lock_guard<std::recursive_mutex> l(g_mu);
-    init_once();
+    LOCK;
     size_t threads = (size_t)c.block.x * c.block.y * c.block.z;
     size_t smax = 48 << 10;
     auto it = g_smem_max.find(fn);
@@ -395,10 +407,6 @@ void emu_enqueue_kernel(const emu_cfg_t &c, const void *fn, const char *name, st
                 }
     });
 }
-
-#define LOCK                                          \
-    std::lock_guard<std::recursive_mutex> l_(g_mu); \
-    init_once()
 
 const char *cudaGetErrorString(cudaError_t e)
 {
@@ -482,19 +490,28 @@ cudaError_t cudaMalloc(void **p, size_t bytes)
     *p = m;
     return cudaSuccess;
 }
-cudaError_t cudaFree(void *p)
+namespace {
+/* cudaFree and cudaFreeHost: both wait for the device, then p must start an allocation of kind */
+cudaError_t release(void *p, int kind, const char *call)
 {
-    LOCK;
     if (!p)
         return cudaSuccess;
-    drive_all(); /* cudaFree waits for the device */
+    drive_all();
     auto it = g_allocs.find((uintptr_t)p);
-    if (it == g_allocs.end() || it->second.kind != DEV)
-        die("cudaFree(%p): not a device allocation", p);
-    g_mem_used -= (it->second.bytes + 255) / 256 * 256;
+    if (it == g_allocs.end() || it->second.kind != kind)
+        die("%s(%p): not a %s allocation", call, p, kind == DEV ? "device" : "page-locked");
+    if (kind == DEV)
+        g_mem_used -= (it->second.bytes + 255) / 256 * 256;
     g_allocs.erase(it);
     free(p);
     return cudaSuccess;
+}
+} // namespace
+
+cudaError_t cudaFree(void *p)
+{
+    LOCK;
+    return release(p, DEV, "cudaFree");
 }
 cudaError_t cudaHostAlloc(void **p, size_t bytes, unsigned flags)
 {
@@ -512,15 +529,7 @@ cudaError_t cudaMallocHost(void **p, size_t bytes) { return cudaHostAlloc(p, byt
 cudaError_t cudaFreeHost(void *p)
 {
     LOCK;
-    if (!p)
-        return cudaSuccess;
-    drive_all();
-    auto it = g_allocs.find((uintptr_t)p);
-    if (it == g_allocs.end() || it->second.kind != PINNED)
-        die("cudaFreeHost(%p): not a page-locked allocation", p);
-    g_allocs.erase(it);
-    free(p);
-    return cudaSuccess;
+    return release(p, PINNED, "cudaFreeHost");
 }
 
 namespace {
@@ -725,6 +734,5 @@ void emu_reseed(int seed)
 {
     LOCK;
     drive_all();
-    g_seed = seed;
-    g_rng = 0x9e3779b97f4a7c15ull * (uint64_t)(seed + 1);
+    seed_set(seed);
 }
